@@ -1,0 +1,45 @@
+#pragma once
+// The ways the core refuses a call. Every refusal leaves the state exactly as it was and is
+// also emitted as an event: in the simulator a refusal of misuse is a finding.
+#include <cstdint>
+
+namespace kvsim::core {
+
+enum class ledger_error : std::uint8_t {
+  empty_request,          // zero pages asked for, or an empty page list
+  not_enough_free_pages,  // allocation larger than the free pool
+  page_out_of_range,      // page index beyond the pool
+  duplicate_page,         // the same page named twice in one call
+  page_not_owned,         // the page is free: nobody may lease it
+  not_owner,              // the page belongs to another (room, generation)
+  double_release,         // release of a free page, or of one whose release is already pending
+  page_retiring,          // lease of a page whose owner already asked to release it
+  unknown_lease,          // a lease id this ledger never issued
+  lease_underflow,        // ending a lease that already ended (its counts would go below zero)
+  lease_quarantined,      // plain end of a quarantined lease: only the transport may confirm it
+  lease_not_quarantined,  // confirmation of a lease that was never quarantined
+};
+
+enum class lifetime_error : std::uint8_t {
+  unknown_room,     // no such (room, generation) is tracked
+  already_open,     // open of a (room, generation) that is already open
+  tombstoned,       // open after a close that came first: the late sender is refused
+  room_closed,      // admission after close (abort): no new chunk may be queued
+  lease_underflow,  // release of a chunk lease that was never acquired
+  leases_pending,   // clear while chunks are still in flight
+};
+
+// Why an abort token was not accepted.
+enum class token_rejection : std::uint8_t {
+  forged,             // the MAC does not verify: tampered, or made with another cluster's key
+  foreign_room,       // genuine, but for another room
+  stale_generation,   // genuine, but for an older incarnation of this room
+  future_generation,  // genuine, but for a newer incarnation than the one asked about
+  duplicate,          // genuine and already accepted once
+};
+
+const char* to_string(ledger_error error);
+const char* to_string(lifetime_error error);
+const char* to_string(token_rejection rejection);
+
+}  // namespace kvsim::core

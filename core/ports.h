@@ -1,0 +1,109 @@
+#pragma once
+// The core's ports: everything it needs from the world, and nothing else. The simulator
+// (sim/) implements them deterministically over fibers; the real backend (real_backend/)
+// implements them with CUDA, NCCL and Boost.Asio. Faults are overlays on these interfaces,
+// never branches inside the core. Blocking calls suspend a fiber in the simulator and block
+// a host thread on GPUs; the core cannot tell which.
+//
+// What issue 2 uses (event_sink, clock) is complete; the rest is the shape the transfer and
+// prefetch protocols build on and may grow with them.
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "core/abort_token.h"
+#include "core/events.h"
+#include "core/ids.h"
+
+namespace kvsim::core {
+
+// Where every decision goes. Implementations must not call back into the emitting component.
+class event_sink {
+ public:
+  virtual ~event_sink() = default;
+  virtual void emit(const event& e) = 0;
+};
+
+// Time as the world sees it: virtual in the simulator, steady host time on GPUs. Deadlines
+// in the core are always computed from this, never from a wall clock.
+class clock {
+ public:
+  virtual ~clock() = default;
+  virtual std::uint64_t now_us() const = 0;
+};
+
+enum class reduce_op : std::uint8_t { min, max };
+
+// One rank's handle on a rank group (the attention group, the TP group). Every member must
+// enter the same collectives in the same order (DOMAIN.md I5); the port does not check it,
+// the simulator's wait-for graph does.
+class collective {
+ public:
+  virtual ~collective() = default;
+  virtual std::uint32_t group_size() const = 0;
+  virtual std::uint32_t group_rank() const = 0;
+  virtual std::int64_t all_reduce(std::int64_t value, reduce_op op) = 0;
+  virtual void barrier() = 0;
+};
+
+// A batch page copy from a prefill rank's source pages to a decode rank's destination pages.
+struct transfer_request {
+  room_key owner;
+  rank_id destination_rank = 0;
+  std::vector<page_index> source_pages;
+  std::vector<page_index> destination_pages;
+};
+
+using transfer_handle = std::uint64_t;
+
+enum class transfer_poll : std::uint8_t {
+  in_flight,
+  succeeded,
+  failed,
+  // The transport gave up waiting but cannot say the copy stopped (Mooncake's sync wrapper
+  // returning -1 at a deadline while the executor still writes, DOMAIN.md B12). Not terminal.
+  timed_out_unconfirmed,
+};
+
+class transfer_engine {
+ public:
+  virtual ~transfer_engine() = default;
+  virtual transfer_handle submit(const transfer_request& request) = 0;
+  virtual transfer_poll poll(transfer_handle handle) = 0;
+  // Best effort, like NIXL's release of an active request; Mooncake has none. True only when
+  // the transport confirms that no byte of this transfer will be read or written any more.
+  virtual bool cancel(transfer_handle handle) = 0;
+};
+
+// HiCache L3 storage reads into host pages for a prefetch.
+using storage_handle = std::uint64_t;
+
+enum class storage_poll : std::uint8_t { in_flight, completed, failed };
+
+class storage_io {
+ public:
+  virtual ~storage_io() = default;
+  virtual storage_handle read_pages(room_key owner, const std::vector<page_index>& host_pages) = 0;
+  virtual storage_poll poll(storage_handle handle) = 0;
+};
+
+// Control messages between prefill and decode (bootstrap metadata, ABORT, ABORT_ACK, ...).
+enum class control_kind : std::uint8_t { metadata, abort, abort_ack, status, chunk_ready };
+
+struct control_message {
+  control_kind kind = control_kind::metadata;
+  rank_id from = 0;
+  room_key key;
+  std::optional<abort_token> token;
+  std::vector<page_index> pages;
+};
+
+class messenger {
+ public:
+  virtual ~messenger() = default;
+  virtual void send(rank_id to, const control_message& message) = 0;
+  // Blocks (suspends) until a message for this rank arrives.
+  virtual control_message receive() = 0;
+};
+
+}  // namespace kvsim::core
