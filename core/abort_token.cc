@@ -80,6 +80,8 @@ status<token_rejection> abort_token_verifier::accept(const abort_token& token, r
     rejection = token_rejection::stale_generation;
   } else if (token.key.generation > expected.generation) {
     rejection = token_rejection::future_generation;
+  } else if (token.issuer != rank_ && token.issuer != presenter) {
+    rejection = token_rejection::foreign_issuer;
   } else if (seen_.contains(entry)) {
     rejection = token_rejection::duplicate;
   }

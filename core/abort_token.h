@@ -30,7 +30,7 @@ struct cluster_key {
 struct abort_token {
   room_key key;
   rank_id issuer = 0;        // the decode rank that asked for the abort
-  std::uint64_t nonce = 0;   // per issuer, never repeats
+  std::uint64_t nonce = 0;   // per issuer object: keep one issuer per rank for the whole run
   std::array<std::uint8_t, abort_mac_bytes> mac{};
 
   friend bool operator==(const abort_token&, const abort_token&) = default;
@@ -55,6 +55,9 @@ class abort_token_verifier {
 
   // Accepts a genuine token for exactly `expected`, once per presenting rank: the same token
   // echoed by two prefill ranks is two ACKs, the same token twice from one rank is a duplicate.
+  // The token must come back to its issuer (an ACK echoing this rank's ABORT) or be presented
+  // by its issuer (an ABORT from the decode rank that made it): when two decode ranks abort
+  // the same room (DOMAIN.md B6), one rank's ACK can never satisfy the other.
   status<token_rejection> accept(const abort_token& token, room_key expected, rank_id presenter);
   // Drops the duplicate memory of a finished (room, generation).
   void forget(room_key key);

@@ -62,6 +62,8 @@ const char* to_string(token_rejection rejection) {
       return "future_generation";
     case token_rejection::duplicate:
       return "duplicate";
+    case token_rejection::foreign_issuer:
+      return "foreign_issuer";
   }
   return "unknown_token_rejection";
 }

@@ -36,6 +36,7 @@ enum class token_rejection : std::uint8_t {
   stale_generation,   // genuine, but for an older incarnation of this room
   future_generation,  // genuine, but for a newer incarnation than the one asked about
   duplicate,          // genuine and already accepted once
+  foreign_issuer,     // genuine, but neither issued by this rank nor presented by its issuer
 };
 
 const char* to_string(ledger_error error);

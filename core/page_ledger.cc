@@ -48,20 +48,10 @@ result<lease_id, ledger_error> page_ledger::lease(room_key owner, lease_role rol
     refuse(*error, owner, culprit, std::nullopt);
     return *error;
   }
-  for (page_index page : pages) {
-    const page_record& record = pages_[page];
-    std::optional<ledger_error> error;
-    if (!record.owner) {
-      error = ledger_error::page_not_owned;
-    } else if (*record.owner != owner) {
-      error = ledger_error::not_owner;
-    } else if (record.retiring) {
-      error = ledger_error::page_retiring;
-    }
-    if (error) {
-      refuse(*error, owner, page, std::nullopt);
-      return *error;
-    }
+  if (auto error = ownership_error(owner, pages, ledger_error::page_not_owned,
+                                   ledger_error::page_retiring, culprit)) {
+    refuse(*error, owner, culprit, std::nullopt);
+    return *error;
   }
   const lease_id id = next_lease_++;
   for (page_index page : pages) ++pages_[page].leases;
@@ -72,24 +62,16 @@ result<lease_id, ledger_error> page_ledger::lease(room_key owner, lease_role rol
 }
 
 status<ledger_error> page_ledger::end_lease(lease_id lease) {
-  std::optional<ledger_error> error = validate_live_lease(lease);
-  if (!error && leases_.at(lease).quarantined) error = ledger_error::lease_quarantined;
-  if (error) {
-    const auto it = leases_.find(lease);
-    refuse(*error, it == leases_.end() ? room_key{} : it->second.owner, std::nullopt, lease);
-    return *error;
+  if (auto error = lease_call_error(lease, false, ledger_error::lease_quarantined)) {
+    return refuse_lease_call(*error, lease);
   }
   finish_lease(lease);
   return done{};
 }
 
 status<ledger_error> page_ledger::quarantine(lease_id lease) {
-  std::optional<ledger_error> error = validate_live_lease(lease);
-  if (!error && leases_.at(lease).quarantined) error = ledger_error::lease_quarantined;
-  if (error) {
-    const auto it = leases_.find(lease);
-    refuse(*error, it == leases_.end() ? room_key{} : it->second.owner, std::nullopt, lease);
-    return *error;
+  if (auto error = lease_call_error(lease, false, ledger_error::lease_quarantined)) {
+    return refuse_lease_call(*error, lease);
   }
   lease_record& record = leases_.at(lease);
   record.quarantined = true;
@@ -99,12 +81,8 @@ status<ledger_error> page_ledger::quarantine(lease_id lease) {
 }
 
 status<ledger_error> page_ledger::confirm_quarantine(lease_id lease) {
-  std::optional<ledger_error> error = validate_live_lease(lease);
-  if (!error && !leases_.at(lease).quarantined) error = ledger_error::lease_not_quarantined;
-  if (error) {
-    const auto it = leases_.find(lease);
-    refuse(*error, it == leases_.end() ? room_key{} : it->second.owner, std::nullopt, lease);
-    return *error;
+  if (auto error = lease_call_error(lease, true, ledger_error::lease_not_quarantined)) {
+    return refuse_lease_call(*error, lease);
   }
   finish_lease(lease);
   return done{};
@@ -116,20 +94,10 @@ status<ledger_error> page_ledger::release(room_key owner, std::span<const page_i
     refuse(*error, owner, culprit, std::nullopt);
     return *error;
   }
-  for (page_index page : pages) {
-    const page_record& record = pages_[page];
-    std::optional<ledger_error> error;
-    if (!record.owner) {
-      error = ledger_error::double_release;
-    } else if (*record.owner != owner) {
-      error = ledger_error::not_owner;
-    } else if (record.retiring) {
-      error = ledger_error::double_release;
-    }
-    if (error) {
-      refuse(*error, owner, page, std::nullopt);
-      return *error;
-    }
+  if (auto error = ownership_error(owner, pages, ledger_error::double_release,
+                                   ledger_error::double_release, culprit)) {
+    refuse(*error, owner, culprit, std::nullopt);
+    return *error;
   }
   release_requested decision{owner, {}, {}};
   for (page_index page : pages) {
@@ -262,10 +230,35 @@ std::optional<ledger_error> page_ledger::validate_page_list(
   return std::nullopt;
 }
 
-std::optional<ledger_error> page_ledger::validate_live_lease(lease_id lease) const {
-  if (lease == 0 || lease >= next_lease_) return ledger_error::unknown_lease;
-  if (!leases_.contains(lease)) return ledger_error::lease_underflow;
+std::optional<ledger_error> page_ledger::ownership_error(room_key owner,
+                                                     std::span<const page_index> pages,
+                                                     ledger_error if_free,
+                                                     ledger_error if_retiring,
+                                                     std::optional<page_index>& culprit) const {
+  for (page_index page : pages) {
+    culprit = page;
+    const page_record& record = pages_[page];
+    if (!record.owner) return if_free;
+    if (*record.owner != owner) return ledger_error::not_owner;
+    if (record.retiring) return if_retiring;
+  }
+  culprit.reset();
   return std::nullopt;
+}
+
+std::optional<ledger_error> page_ledger::lease_call_error(lease_id lease, bool wants_quarantined,
+                                                          ledger_error wrong_state) const {
+  if (lease == 0 || lease >= next_lease_) return ledger_error::unknown_lease;
+  const auto it = leases_.find(lease);
+  if (it == leases_.end()) return ledger_error::lease_underflow;
+  if (it->second.quarantined != wants_quarantined) return wrong_state;
+  return std::nullopt;
+}
+
+status<ledger_error> page_ledger::refuse_lease_call(ledger_error error, lease_id lease) {
+  const auto it = leases_.find(lease);
+  refuse(error, it == leases_.end() ? room_key{} : it->second.owner, std::nullopt, lease);
+  return error;
 }
 
 void page_ledger::finish_lease(lease_id lease) {

@@ -90,7 +90,15 @@ class page_ledger {
 
   std::optional<ledger_error> validate_page_list(std::span<const page_index> pages,
                                                  std::optional<page_index>& culprit) const;
-  std::optional<ledger_error> validate_live_lease(lease_id lease) const;
+  // The first page of `pages` that `owner` may not use, and why.
+  std::optional<ledger_error> ownership_error(room_key owner, std::span<const page_index> pages,
+                                              ledger_error if_free, ledger_error if_retiring,
+                                              std::optional<page_index>& culprit) const;
+  // Why a call naming `lease` must be refused: never issued, already ended, or in the wrong
+  // quarantine state for this call (`wrong_state` then).
+  std::optional<ledger_error> lease_call_error(lease_id lease, bool wants_quarantined,
+                                               ledger_error wrong_state) const;
+  status<ledger_error> refuse_lease_call(ledger_error error, lease_id lease);
   void finish_lease(lease_id lease);
   void free_page(page_index page);
   page_index take_free_page();

@@ -154,8 +154,9 @@ struct ledger_model {
   outcome release(room_key owner, const std::vector<page_index>& list) {
     if (auto error = check_list(list)) return {error, {}, 0};
     for (page_index p : list) {
-      if (!pages[p].owner || pages[p].retiring) return {ledger_error::double_release, {}, 0};
+      if (!pages[p].owner) return {ledger_error::double_release, {}, 0};
       if (*pages[p].owner != owner) return {ledger_error::not_owner, {}, 0};
+      if (pages[p].retiring) return {ledger_error::double_release, {}, 0};
     }
     for (page_index p : list) {
       if (pages[p].leases > 0) {

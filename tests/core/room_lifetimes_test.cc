@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <variant>
 #include <vector>
 
@@ -17,6 +18,13 @@ const room_key request_a_next{7, 1};  // the same room id, reused by the next re
 const room_key request_b{8, 0};
 const room_key request_c{9, 0};
 const room_key request_d{10, 0};
+
+// The error a call returned, or nothing when it succeeded (reading .error() of a success
+// aborts the whole test binary; this keeps a wrong success an ordinary test failure).
+std::optional<lifetime_error> error_of(const status<lifetime_error>& s) {
+  if (s.ok()) return std::nullopt;
+  return s.error();
+}
 
 // Everything observable about the tracker for a fixed set of keys, to prove that a refused
 // call changed nothing.
@@ -110,12 +118,12 @@ TEST(RoomLifetimes, CloseStopsAdmissionButKeepsLeasesAndTheDrainCanFinish) {
   EXPECT_EQ(lifetimes.pending_leases(request_a), 2u) << "close keeps the in-flight leases";
 
   // No new chunk after the abort (DOMAIN.md I4).
-  EXPECT_EQ(lifetimes.try_acquire(request_a).error(), lifetime_error::room_closed);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(request_a)), lifetime_error::room_closed);
   EXPECT_EQ(lifetimes.pending_leases(request_a), 2u);
 
   // The drain: both sibling chunks finish and release.
   ASSERT_TRUE(lifetimes.release(request_a));
-  EXPECT_EQ(lifetimes.clear(request_a).error(), lifetime_error::leases_pending);
+  EXPECT_EQ(error_of(lifetimes.clear(request_a)), lifetime_error::leases_pending);
   ASSERT_TRUE(lifetimes.release(request_a));
   EXPECT_EQ(lifetimes.pending_leases(request_a), 0u);
   ASSERT_TRUE(lifetimes.clear(request_a));
@@ -141,8 +149,8 @@ TEST(RoomLifetimes, CloseBeforeOpenLeavesATombstoneThatRefusesTheLateSender) {
   EXPECT_EQ(lifetimes.room_count(), 0u);
 
   // The sender created after the ABORT (DOMAIN.md B10).
-  EXPECT_EQ(lifetimes.open(request_a).error(), lifetime_error::tombstoned);
-  EXPECT_EQ(lifetimes.try_acquire(request_a).error(), lifetime_error::room_closed);
+  EXPECT_EQ(error_of(lifetimes.open(request_a)), lifetime_error::tombstoned);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(request_a)), lifetime_error::room_closed);
   EXPECT_FALSE(lifetimes.is_tracked(request_a));
   EXPECT_EQ(lifetimes.pending_leases(request_a), 0u);
   EXPECT_EQ(sink.count<room_opened>(), 0u);
@@ -178,8 +186,8 @@ TEST(RoomLifetimes, ClearingAClosedRoomLeavesATombstoneSoItsIncarnationCannotReo
   EXPECT_TRUE(lifetimes.is_tombstoned(request_a));
   EXPECT_TRUE(lifetimes.is_closed(request_a));
   EXPECT_EQ(lifetimes.tombstone_count(), 1u);
-  EXPECT_EQ(lifetimes.open(request_a).error(), lifetime_error::tombstoned);
-  EXPECT_EQ(lifetimes.try_acquire(request_a).error(), lifetime_error::room_closed);
+  EXPECT_EQ(error_of(lifetimes.open(request_a)), lifetime_error::tombstoned);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(request_a)), lifetime_error::room_closed);
 }
 
 TEST(RoomLifetimes, DuplicateCloseOfATrackedRoomIsIdempotent) {
@@ -232,8 +240,8 @@ TEST(RoomLifetimes, AFullTombstoneTableEvictsTheOldestInsertedFirst) {
   ASSERT_TRUE(lifetimes.open(request_c));
   EXPECT_TRUE(lifetimes.is_admitting(request_c));
   // The surviving tombstones still refuse.
-  EXPECT_EQ(lifetimes.open(request_a).error(), lifetime_error::tombstoned);
-  EXPECT_EQ(lifetimes.open(request_b).error(), lifetime_error::tombstoned);
+  EXPECT_EQ(error_of(lifetimes.open(request_a)), lifetime_error::tombstoned);
+  EXPECT_EQ(error_of(lifetimes.open(request_b)), lifetime_error::tombstoned);
 }
 
 TEST(RoomLifetimes, ADuplicateCloseDoesNotRefreshATombstonesAge) {
@@ -317,62 +325,62 @@ class RoomLifetimesRefusal : public ::testing::Test {
 };
 
 TEST_F(RoomLifetimesRefusal, AcquireOnAnUnknownRoom) {
-  EXPECT_EQ(lifetimes.try_acquire(unknown).error(), lifetime_error::unknown_room);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(unknown)), lifetime_error::unknown_room);
   expect_refused_without_change(lifetime_error::unknown_room, unknown);
 }
 
 TEST_F(RoomLifetimesRefusal, AcquireOnAnotherGenerationOfAnOpenRoom) {
-  EXPECT_EQ(lifetimes.try_acquire(leased_next).error(), lifetime_error::unknown_room);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(leased_next)), lifetime_error::unknown_room);
   expect_refused_without_change(lifetime_error::unknown_room, leased_next);
 }
 
 TEST_F(RoomLifetimesRefusal, ReleaseOnAnUnknownRoom) {
-  EXPECT_EQ(lifetimes.release(unknown).error(), lifetime_error::unknown_room);
+  EXPECT_EQ(error_of(lifetimes.release(unknown)), lifetime_error::unknown_room);
   expect_refused_without_change(lifetime_error::unknown_room, unknown);
 }
 
 TEST_F(RoomLifetimesRefusal, ReleaseOnATombstone) {
-  EXPECT_EQ(lifetimes.release(tombstoned_room).error(), lifetime_error::unknown_room);
+  EXPECT_EQ(error_of(lifetimes.release(tombstoned_room)), lifetime_error::unknown_room);
   expect_refused_without_change(lifetime_error::unknown_room, tombstoned_room);
 }
 
 TEST_F(RoomLifetimesRefusal, ClearOfAnUnknownRoom) {
-  EXPECT_EQ(lifetimes.clear(unknown).error(), lifetime_error::unknown_room);
+  EXPECT_EQ(error_of(lifetimes.clear(unknown)), lifetime_error::unknown_room);
   expect_refused_without_change(lifetime_error::unknown_room, unknown);
 }
 
 TEST_F(RoomLifetimesRefusal, ClearOfATombstone) {
-  EXPECT_EQ(lifetimes.clear(tombstoned_room).error(), lifetime_error::unknown_room);
+  EXPECT_EQ(error_of(lifetimes.clear(tombstoned_room)), lifetime_error::unknown_room);
   expect_refused_without_change(lifetime_error::unknown_room, tombstoned_room);
 }
 
 TEST_F(RoomLifetimesRefusal, OpenOfAnOpenRoom) {
-  EXPECT_EQ(lifetimes.open(leased_room).error(), lifetime_error::already_open);
+  EXPECT_EQ(error_of(lifetimes.open(leased_room)), lifetime_error::already_open);
   expect_refused_without_change(lifetime_error::already_open, leased_room);
 }
 
 TEST_F(RoomLifetimesRefusal, OpenOfAClosedRoomThatIsStillDraining) {
-  EXPECT_EQ(lifetimes.open(draining_room).error(), lifetime_error::already_open);
+  EXPECT_EQ(error_of(lifetimes.open(draining_room)), lifetime_error::already_open);
   expect_refused_without_change(lifetime_error::already_open, draining_room);
 }
 
 TEST_F(RoomLifetimesRefusal, LateOpenAfterCloseBeforeOpen) {
-  EXPECT_EQ(lifetimes.open(tombstoned_room).error(), lifetime_error::tombstoned);
+  EXPECT_EQ(error_of(lifetimes.open(tombstoned_room)), lifetime_error::tombstoned);
   expect_refused_without_change(lifetime_error::tombstoned, tombstoned_room);
 }
 
 TEST_F(RoomLifetimesRefusal, AcquireOnAClosedRoom) {
-  EXPECT_EQ(lifetimes.try_acquire(draining_room).error(), lifetime_error::room_closed);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(draining_room)), lifetime_error::room_closed);
   expect_refused_without_change(lifetime_error::room_closed, draining_room);
 }
 
 TEST_F(RoomLifetimesRefusal, AcquireOnATombstone) {
-  EXPECT_EQ(lifetimes.try_acquire(tombstoned_room).error(), lifetime_error::room_closed);
+  EXPECT_EQ(error_of(lifetimes.try_acquire(tombstoned_room)), lifetime_error::room_closed);
   expect_refused_without_change(lifetime_error::room_closed, tombstoned_room);
 }
 
 TEST_F(RoomLifetimesRefusal, ReleaseWithoutALease) {
-  EXPECT_EQ(lifetimes.release(idle_room).error(), lifetime_error::lease_underflow);
+  EXPECT_EQ(error_of(lifetimes.release(idle_room)), lifetime_error::lease_underflow);
   expect_refused_without_change(lifetime_error::lease_underflow, idle_room);
 }
 
@@ -380,17 +388,17 @@ TEST_F(RoomLifetimesRefusal, ReleaseOneMoreThanAcquired) {
   ASSERT_TRUE(lifetimes.release(draining_room));
   sink.clear();
   before = snapshot(lifetimes, keys);
-  EXPECT_EQ(lifetimes.release(draining_room).error(), lifetime_error::lease_underflow);
+  EXPECT_EQ(error_of(lifetimes.release(draining_room)), lifetime_error::lease_underflow);
   expect_refused_without_change(lifetime_error::lease_underflow, draining_room);
 }
 
 TEST_F(RoomLifetimesRefusal, ClearWhileAChunkIsInFlight) {
-  EXPECT_EQ(lifetimes.clear(leased_room).error(), lifetime_error::leases_pending);
+  EXPECT_EQ(error_of(lifetimes.clear(leased_room)), lifetime_error::leases_pending);
   expect_refused_without_change(lifetime_error::leases_pending, leased_room);
 }
 
 TEST_F(RoomLifetimesRefusal, ClearOfAClosedRoomBeforeItsDrainEnds) {
-  EXPECT_EQ(lifetimes.clear(draining_room).error(), lifetime_error::leases_pending);
+  EXPECT_EQ(error_of(lifetimes.clear(draining_room)), lifetime_error::leases_pending);
   expect_refused_without_change(lifetime_error::leases_pending, draining_room);
 }
 

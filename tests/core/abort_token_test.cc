@@ -1,0 +1,537 @@
+#include "core/abort_token.h"
+
+#include <gtest/gtest.h>
+#include <rapidcheck.h>
+#include <rapidcheck/gtest.h>
+
+#include <array>
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <tuple>
+#include <variant>
+#include <vector>
+
+#include "core/events.h"
+#include "tests/support/recording_sink.h"
+
+namespace kvsim::core {
+namespace {
+
+using testing::recording_sink;
+
+const room_key request_a{7, 0};
+const room_key request_a_next{7, 1};  // the same room id, reused by the next request
+const room_key request_b{8, 0};
+
+constexpr rank_id decode_rank = 10;
+constexpr rank_id verifier_rank = 10;
+constexpr rank_id prefill_rank = 0;
+constexpr rank_id second_prefill_rank = 1;
+
+cluster_key make_key(std::uint8_t seed) {
+  cluster_key key;
+  for (std::size_t i = 0; i < key.bytes.size(); ++i) {
+    key.bytes[i] = static_cast<std::uint8_t>(seed * 31u + i * 7u + 1u);
+  }
+  return key;
+}
+
+const cluster_key our_cluster = make_key(1);
+const cluster_key other_cluster = make_key(2);
+
+class AbortTokens : public ::testing::Test {
+ protected:
+  // The last event is a rejection of `token` for `expected` with `reason`.
+  void expect_rejected(const abort_token& token, room_key expected, token_rejection reason) {
+    ASSERT_FALSE(sink.events().empty());
+    ASSERT_TRUE(std::holds_alternative<token_rejected>(sink.events().back().body))
+        << describe(sink.events().back());
+    const auto rejected = std::get<token_rejected>(sink.events().back().body);
+    EXPECT_EQ(rejected.reason, reason) << to_string(rejected.reason);
+    EXPECT_EQ(rejected.expected, expected);
+    EXPECT_EQ(rejected.claimed, token.key);
+    EXPECT_EQ(rejected.nonce, token.nonce);
+    EXPECT_EQ(sink.events().back().rank, verifier_rank);
+  }
+
+  // `token` is refused with `reason`, emits exactly that rejection, and is not remembered.
+  void expect_refusal(const abort_token& token, room_key expected, rank_id presenter,
+                      token_rejection reason) {
+    const auto remembered = verifier.remembered();
+    sink.clear();
+    const auto outcome = verifier.accept(token, expected, presenter);
+    ASSERT_FALSE(outcome.ok());
+    EXPECT_EQ(outcome.error(), reason) << to_string(outcome.error());
+    ASSERT_EQ(sink.size(), 1u);
+    expect_rejected(token, expected, reason);
+    EXPECT_EQ(verifier.remembered(), remembered);
+  }
+
+  recording_sink sink;
+  abort_token_issuer issuer{decode_rank, our_cluster, sink};
+  abort_token_verifier verifier{verifier_rank, our_cluster, sink};
+};
+
+TEST_F(AbortTokens, IssueBindsTheRoomGenerationAndIssuerAndIsEmitted) {
+  const abort_token token = issuer.issue(request_a);
+  EXPECT_EQ(token.key, request_a);
+  EXPECT_EQ(token.issuer, decode_rank);
+  EXPECT_EQ(token.nonce, 1u);
+  EXPECT_TRUE(is_authentic(token, our_cluster));
+  EXPECT_FALSE(is_authentic(token, other_cluster));
+  ASSERT_EQ(sink.size(), 1u);
+  EXPECT_EQ(sink.events()[0].rank, decode_rank);
+  const auto issued = sink.last<token_issued>();
+  ASSERT_TRUE(issued.has_value());
+  EXPECT_EQ(issued->key, request_a);
+  EXPECT_EQ(issued->nonce, token.nonce);
+}
+
+TEST_F(AbortTokens, NoncesStrictlyIncreasePerIssuer) {
+  abort_token_issuer another{decode_rank + 1, our_cluster, sink};
+  std::uint64_t last = 0;
+  for (const room_key& key : {request_a, request_a, request_b, request_a_next, request_a}) {
+    const abort_token token = issuer.issue(key);
+    EXPECT_GT(token.nonce, last);
+    last = token.nonce;
+    // Another issuer's tokens do not advance this issuer's nonces.
+    (void)another.issue(key);
+  }
+  const abort_token first_of_another = abort_token_issuer{decode_rank + 2, our_cluster, sink}
+                                           .issue(request_a);
+  EXPECT_EQ(first_of_another.nonce, 1u) << "nonces are per issuer";
+}
+
+TEST_F(AbortTokens, TwoTokensForTheSameRoomAreDistinct) {
+  const abort_token first = issuer.issue(request_a);
+  const abort_token second = issuer.issue(request_a);
+  EXPECT_NE(first.nonce, second.nonce);
+  EXPECT_NE(first.mac, second.mac);
+  EXPECT_TRUE(verifier.accept(first, request_a, prefill_rank));
+  EXPECT_TRUE(verifier.accept(second, request_a, prefill_rank))
+      << "a second ABORT for the same room carries a fresh token";
+}
+
+TEST_F(AbortTokens, AGenuineTokenIsAcceptedOnceForItsRoomAndGeneration) {
+  const abort_token token = issuer.issue(request_a);
+  sink.clear();
+  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  ASSERT_EQ(sink.size(), 1u);
+  const auto accepted = sink.last<token_accepted>();
+  ASSERT_TRUE(accepted.has_value());
+  EXPECT_EQ(accepted->key, request_a);
+  EXPECT_EQ(accepted->nonce, token.nonce);
+  EXPECT_EQ(sink.events()[0].rank, verifier_rank);
+  EXPECT_EQ(verifier.remembered(), 1u);
+}
+
+TEST_F(AbortTokens, TheSameTokenAgainFromTheSamePresenterIsADuplicate) {
+  const abort_token token = issuer.issue(request_a);
+  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  expect_refusal(token, request_a, prefill_rank, token_rejection::duplicate);
+}
+
+TEST_F(AbortTokens, TheEchoFromASecondPrefillRankIsAnotherAck) {
+  const abort_token token = issuer.issue(request_a);
+  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  sink.clear();
+  EXPECT_TRUE(verifier.accept(token, request_a, second_prefill_rank));
+  EXPECT_EQ(sink.count<token_accepted>(), 1u);
+  EXPECT_EQ(verifier.remembered(), 2u);
+  expect_refusal(token, request_a, second_prefill_rank, token_rejection::duplicate);
+}
+
+TEST_F(AbortTokens, AStaleAckForTheOldIncarnationOfAReusedRoomIsRejected) {
+  const abort_token old_token = issuer.issue(request_a);
+  expect_refusal(old_token, request_a_next, prefill_rank, token_rejection::stale_generation);
+}
+
+TEST_F(AbortTokens, ATokenForANewerIncarnationIsRejected) {
+  const abort_token new_token = issuer.issue(request_a_next);
+  expect_refusal(new_token, request_a, prefill_rank, token_rejection::future_generation);
+}
+
+TEST_F(AbortTokens, ATokenForAnotherRoomIsRejected) {
+  const abort_token token = issuer.issue(request_b);
+  expect_refusal(token, request_a, prefill_rank, token_rejection::foreign_room);
+  // Another room with another generation is still foreign first.
+  expect_refusal(token, request_a_next, prefill_rank, token_rejection::foreign_room);
+}
+
+TEST_F(AbortTokens, ARejectedPresentationDoesNotConsumeTheToken) {
+  const abort_token token = issuer.issue(request_a);
+  expect_refusal(token, request_b, prefill_rank, token_rejection::foreign_room);
+  expect_refusal(token, request_a_next, prefill_rank, token_rejection::stale_generation);
+  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
+}
+
+TEST_F(AbortTokens, EveryTamperedMacByteIsForged) {
+  const abort_token token = issuer.issue(request_a);
+  for (std::size_t i = 0; i < token.mac.size(); ++i) {
+    abort_token tampered = token;
+    tampered.mac[i] ^= 0x01;
+    EXPECT_FALSE(is_authentic(tampered, our_cluster)) << "mac byte " << i;
+    expect_refusal(tampered, request_a, prefill_rank, token_rejection::forged);
+  }
+  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank)) << "the genuine one still works";
+}
+
+TEST_F(AbortTokens, TamperedFieldsAreForged) {
+  const abort_token token = issuer.issue(request_a);
+  abort_token nonce = token;
+  nonce.nonce += 1;
+  expect_refusal(nonce, request_a, prefill_rank, token_rejection::forged);
+  abort_token room = token;
+  room.key.room = request_b.room;
+  expect_refusal(room, request_b, prefill_rank, token_rejection::forged);
+  abort_token generation = token;
+  generation.key.generation = request_a_next.generation;
+  expect_refusal(generation, request_a_next, prefill_rank, token_rejection::forged);
+  abort_token issuer_rank = token;
+  issuer_rank.issuer += 1;
+  expect_refusal(issuer_rank, request_a, prefill_rank, token_rejection::forged);
+  abort_token zero_mac = token;
+  zero_mac.mac = {};
+  expect_refusal(zero_mac, request_a, prefill_rank, token_rejection::forged);
+}
+
+TEST_F(AbortTokens, ATokenFromAnotherClusterIsForged) {
+  recording_sink other_sink;
+  abort_token_issuer foreign_issuer{decode_rank, other_cluster, other_sink};
+  const abort_token token = foreign_issuer.issue(request_a);
+  EXPECT_TRUE(is_authentic(token, other_cluster));
+  expect_refusal(token, request_a, prefill_rank, token_rejection::forged);
+}
+
+TEST_F(AbortTokens, ForgedIsCheckedBeforeTheDuplicateMemory) {
+  const abort_token token = issuer.issue(request_a);
+  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  abort_token tampered = token;
+  tampered.mac[0] ^= 0x80;
+  expect_refusal(tampered, request_a, prefill_rank, token_rejection::forged);
+}
+
+TEST_F(AbortTokens, ForgetLetsTheSameTokenBeAcceptedAgain) {
+  const abort_token token = issuer.issue(request_a);
+  const abort_token other = issuer.issue(request_a_next);
+  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  ASSERT_TRUE(verifier.accept(token, request_a, second_prefill_rank));
+  ASSERT_TRUE(verifier.accept(other, request_a_next, prefill_rank));
+  EXPECT_EQ(verifier.remembered(), 3u);
+
+  verifier.forget(request_a);
+  EXPECT_EQ(verifier.remembered(), 1u) << "only the forgotten (room, generation) is dropped";
+  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  EXPECT_TRUE(verifier.accept(token, request_a, second_prefill_rank));
+  expect_refusal(other, request_a_next, prefill_rank, token_rejection::duplicate);
+}
+
+TEST_F(AbortTokens, ForgettingAnUnknownRoomChangesNothing) {
+  const abort_token token = issuer.issue(request_a);
+  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  verifier.forget(request_b);
+  verifier.forget(request_a_next);
+  EXPECT_EQ(verifier.remembered(), 1u);
+  expect_refusal(token, request_a, prefill_rank, token_rejection::duplicate);
+}
+
+// --- properties over random keys, rooms and generations ------------------------------------
+
+// Drawn as raw bytes so that a counterexample shows the key.
+cluster_key any_cluster_key() {
+  cluster_key key;
+  key.bytes = *rc::gen::arbitrary<std::array<std::uint8_t, abort_key_bytes>>();
+  return key;
+}
+
+room_key any_room_key() {
+  return {*rc::gen::arbitrary<room_id>(), *rc::gen::arbitrary<generation_t>()};
+}
+
+template <class T>
+T any_nonzero() {
+  return *rc::gen::nonZero<T>();
+}
+
+// One verifier with the sink it reports to, for a property case.
+TEST_F(AbortTokens, AnAckForAnotherDecodeRanksAbortIsRejectedAsForeignIssuer) {
+  // MLA fan-out (DOMAIN.md B6): decode ranks 10 and 11 both abort room 7; prefill echoes
+  // rank 11's token to rank 10 by mistake. It must not count as rank 10's drain-ACK.
+  abort_token_issuer other_decode{decode_rank + 1, our_cluster, sink};
+  const abort_token theirs = other_decode.issue(request_a);
+  expect_refusal(theirs, request_a, prefill_rank, token_rejection::foreign_issuer);
+  // Presented by its own issuer (an ABORT from rank 11) it is genuine.
+  EXPECT_TRUE(verifier.accept(theirs, request_a, decode_rank + 1));
+}
+
+struct verifier_case {
+  explicit verifier_case(const cluster_key& key) : verifier(verifier_rank, key, sink) {}
+  recording_sink sink;
+  abort_token_verifier verifier;
+
+  void assert_rejected(const abort_token& token, room_key expected, rank_id presenter,
+                       token_rejection reason) {
+    const auto remembered = verifier.remembered();
+    sink.clear();
+    const auto outcome = verifier.accept(token, expected, presenter);
+    RC_ASSERT(!outcome.ok());
+    RC_ASSERT(outcome.error() == reason);
+    RC_ASSERT(sink.size() == 1u);
+    const auto rejected = sink.last<token_rejected>();
+    RC_ASSERT(rejected.has_value());
+    RC_ASSERT(rejected->reason == reason);
+    RC_ASSERT(rejected->expected == expected);
+    RC_ASSERT(rejected->claimed == token.key);
+    RC_ASSERT(rejected->nonce == token.nonce);
+    RC_ASSERT(verifier.remembered() == remembered);
+  }
+};
+
+abort_token issue_one(const cluster_key& key, room_key room, rank_id issuer_rank,
+                      std::uint32_t earlier_tokens) {
+  recording_sink sink;
+  abort_token_issuer issuer(issuer_rank, key, sink);
+  for (std::uint32_t i = 0; i < earlier_tokens; ++i) (void)issuer.issue(room);
+  return issuer.issue(room);
+}
+
+abort_token any_genuine_token(const cluster_key& key, room_key room) {
+  return issue_one(key, room, *rc::gen::arbitrary<rank_id>(),
+                   *rc::gen::inRange<std::uint32_t>(0, 4));
+}
+
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenIsAcceptedOncePerPresenter, ()) {
+  const cluster_key key = any_cluster_key();
+  const room_key room = any_room_key();
+  // Echoed back to its issuer (the verifier's rank), by any number of presenting ranks.
+  const abort_token token = issue_one(key, room, verifier_rank,
+                                      *rc::gen::inRange<std::uint32_t>(0, 4));
+  RC_ASSERT(is_authentic(token, key));
+  verifier_case c(key);
+  const rank_id presenter = *rc::gen::arbitrary<rank_id>();
+  RC_ASSERT(c.verifier.accept(token, room, presenter).ok());
+  RC_ASSERT(c.sink.last<token_accepted>().has_value());
+  RC_ASSERT(c.sink.last<token_accepted>()->key == room);
+  RC_ASSERT(c.sink.last<token_accepted>()->nonce == token.nonce);
+  c.assert_rejected(token, room, presenter, token_rejection::duplicate);
+  const rank_id echo = presenter ^ any_nonzero<rank_id>();
+  RC_ASSERT(c.verifier.accept(token, room, echo).ok());
+  c.assert_rejected(token, room, echo, token_rejection::duplicate);
+  c.verifier.forget(room);
+  RC_ASSERT(c.verifier.remembered() == 0u);
+  RC_ASSERT(c.verifier.accept(token, room, presenter).ok());
+}
+
+enum class tamper { room, generation, issuer, nonce, mac_byte };
+
+void showValue(tamper t, std::ostream& os) {
+  switch (t) {
+    case tamper::room:
+      os << "room";
+      return;
+    case tamper::generation:
+      os << "generation";
+      return;
+    case tamper::issuer:
+      os << "issuer";
+      return;
+    case tamper::nonce:
+      os << "nonce";
+      return;
+    case tamper::mac_byte:
+      os << "mac_byte";
+      return;
+  }
+}
+
+RC_GTEST_PROP(AbortTokenProperty, ATamperedTokenIsRejectedAsForged, ()) {
+  const cluster_key key = any_cluster_key();
+  const abort_token token = any_genuine_token(key, any_room_key());
+  abort_token tampered = token;
+  switch (*rc::gen::element(tamper::room, tamper::generation, tamper::issuer, tamper::nonce,
+                            tamper::mac_byte)) {
+    case tamper::room:
+      tampered.key.room ^= any_nonzero<room_id>();
+      break;
+    case tamper::generation:
+      tampered.key.generation ^= any_nonzero<generation_t>();
+      break;
+    case tamper::issuer:
+      tampered.issuer ^= any_nonzero<rank_id>();
+      break;
+    case tamper::nonce:
+      tampered.nonce ^= any_nonzero<std::uint64_t>();
+      break;
+    case tamper::mac_byte:
+      tampered.mac[*rc::gen::inRange<std::size_t>(0, abort_mac_bytes)] ^=
+          any_nonzero<std::uint8_t>();
+      break;
+  }
+  RC_ASSERT(!(tampered == token));
+  RC_ASSERT(!is_authentic(tampered, key));
+  verifier_case c(key);
+  // Whatever the verifier asks about, the token the forger changed or the original one.
+  const room_key expected = *rc::gen::arbitrary<bool>() ? tampered.key : token.key;
+  c.assert_rejected(tampered, expected, *rc::gen::arbitrary<rank_id>(), token_rejection::forged);
+  // The genuine token, presented by its issuer, is unaffected by the forgery attempt.
+  RC_ASSERT(c.verifier.accept(token, token.key, token.issuer).ok());
+}
+
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenPresentedByItsIssuerIsAccepted, ()) {
+  const cluster_key key = any_cluster_key();
+  const room_key room = any_room_key();
+  const abort_token token = any_genuine_token(key, room);
+  verifier_case c(key);
+  RC_ASSERT(c.verifier.accept(token, room, token.issuer).ok());
+}
+
+// DOMAIN.md B6: two decode ranks abort the same room; an ACK carrying one rank's token must
+// never count for the other. Genuine, right room and generation, and still refused.
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenAwayFromItsIssuerIsRejectedAsForeignIssuer, ()) {
+  const cluster_key key = any_cluster_key();
+  const room_key room = any_room_key();
+  const rank_id issuer = verifier_rank ^ any_nonzero<rank_id>();
+  const abort_token token = issue_one(key, room, issuer, *rc::gen::inRange<std::uint32_t>(0, 4));
+  const rank_id presenter = *rc::gen::arbitrary<rank_id>();
+  RC_PRE(presenter != issuer);
+  verifier_case c(key);
+  c.assert_rejected(token, room, presenter, token_rejection::foreign_issuer);
+}
+
+RC_GTEST_PROP(AbortTokenProperty, ATokenMadeWithAnotherClusterKeyIsRejectedAsForged, ()) {
+  const cluster_key key = any_cluster_key();
+  cluster_key other = key;
+  if (*rc::gen::arbitrary<bool>()) {
+    // A key that differs in one byte.
+    other.bytes[*rc::gen::inRange<std::size_t>(0, abort_key_bytes)] ^=
+        any_nonzero<std::uint8_t>();
+  } else {
+    other = any_cluster_key();
+    RC_PRE(!(other.bytes == key.bytes));
+  }
+  const room_key room = any_room_key();
+  const abort_token foreign = any_genuine_token(other, room);
+  RC_ASSERT(is_authentic(foreign, other));
+  RC_ASSERT(!is_authentic(foreign, key));
+  verifier_case c(key);
+  c.assert_rejected(foreign, room, *rc::gen::arbitrary<rank_id>(), token_rejection::forged);
+}
+
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenOfAnOlderIncarnationIsRejectedAsStale, ()) {
+  const cluster_key key = any_cluster_key();
+  const room_id room = *rc::gen::arbitrary<room_id>();
+  const generation_t older =
+      *rc::gen::inRange<generation_t>(0, std::numeric_limits<generation_t>::max());
+  const generation_t newer = static_cast<generation_t>(
+      older + 1 +
+      *rc::gen::inRange<generation_t>(0, std::numeric_limits<generation_t>::max() - older));
+  RC_ASSERT(older < newer);
+  const abort_token token = any_genuine_token(key, {room, older});
+  verifier_case c(key);
+  c.assert_rejected(token, {room, newer}, *rc::gen::arbitrary<rank_id>(),
+                    token_rejection::stale_generation);
+}
+
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenOfANewerIncarnationIsRejectedAsFuture, ()) {
+  const cluster_key key = any_cluster_key();
+  const room_id room = *rc::gen::arbitrary<room_id>();
+  const generation_t older =
+      *rc::gen::inRange<generation_t>(0, std::numeric_limits<generation_t>::max());
+  const generation_t newer = static_cast<generation_t>(
+      older + 1 +
+      *rc::gen::inRange<generation_t>(0, std::numeric_limits<generation_t>::max() - older));
+  const abort_token token = any_genuine_token(key, {room, newer});
+  verifier_case c(key);
+  c.assert_rejected(token, {room, older}, *rc::gen::arbitrary<rank_id>(),
+                    token_rejection::future_generation);
+}
+
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenForAnotherRoomIsRejectedAsForeign, ()) {
+  const cluster_key key = any_cluster_key();
+  const room_key room = any_room_key();
+  const room_key expected{room.room ^ any_nonzero<room_id>(),
+                          *rc::gen::arbitrary<generation_t>()};
+  const abort_token token = any_genuine_token(key, room);
+  verifier_case c(key);
+  c.assert_rejected(token, expected, *rc::gen::arbitrary<rank_id>(),
+                    token_rejection::foreign_room);
+}
+
+// A random stream of presentations, genuine or not, against one verifier: a token is
+// accepted exactly when it was made with our key and not tampered with, names exactly the
+// (room, generation) asked about, and this presenter has not shown it before (since the last
+// forget); otherwise it is rejected with the first reason that applies.
+struct presentation_source {
+  abort_token token;
+  bool genuine = false;  // issued under our cluster key
+};
+
+RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAccepted, ()) {
+  const cluster_key key = any_cluster_key();
+  cluster_key other = key;
+  other.bytes[0] ^= 0xff;
+  const std::vector<room_key> rooms{{1, 0}, {1, 1}, {2, 0}};
+  recording_sink issue_sink;
+  abort_token_issuer ours(decode_rank, key, issue_sink);
+  abort_token_issuer theirs(decode_rank, other, issue_sink);
+  std::vector<presentation_source> pool;
+  for (const room_key& room : rooms) {
+    pool.push_back({ours.issue(room), true});
+    pool.push_back({ours.issue(room), true});
+    pool.push_back({theirs.issue(room), false});
+  }
+
+  verifier_case c(key);
+  using seen_entry = std::tuple<room_key, rank_id, std::uint64_t, rank_id>;
+  std::set<seen_entry> seen;
+  const int steps = *rc::gen::inRange(1, 40);
+  for (int i = 0; i < steps; ++i) {
+    const std::size_t pick = *rc::gen::inRange<std::size_t>(0, pool.size());
+    abort_token token = pool[pick].token;
+    bool genuine = pool[pick].genuine;
+    if (*rc::gen::inRange(0, 4) == 0) {
+      token.mac[*rc::gen::inRange<std::size_t>(0, abort_mac_bytes)] ^= 0x01;
+      genuine = false;
+    }
+    const room_key expected = *rc::gen::elementOf(rooms);
+    const rank_id presenter = *rc::gen::inRange<rank_id>(0, 2);
+    if (*rc::gen::inRange(0, 8) == 0) {
+      c.verifier.forget(expected);
+      std::erase_if(seen, [&](const seen_entry& e) { return std::get<0>(e) == expected; });
+    }
+    const seen_entry entry{token.key, token.issuer, token.nonce, presenter};
+    std::optional<token_rejection> reason;
+    if (!genuine) {
+      reason = token_rejection::forged;
+    } else if (token.key.room != expected.room) {
+      reason = token_rejection::foreign_room;
+    } else if (token.key.generation < expected.generation) {
+      reason = token_rejection::stale_generation;
+    } else if (token.key.generation > expected.generation) {
+      reason = token_rejection::future_generation;
+    } else if (seen.contains(entry)) {
+      reason = token_rejection::duplicate;
+    }
+    RC_ASSERT(is_authentic(token, key) == genuine);
+    c.sink.clear();
+    const auto outcome = c.verifier.accept(token, expected, presenter);
+    RC_ASSERT(outcome.ok() == !reason.has_value());
+    RC_ASSERT(c.sink.size() == 1u);
+    if (!reason) {
+      seen.insert(entry);
+      RC_ASSERT(c.sink.last<token_accepted>().has_value());
+      RC_ASSERT(c.sink.last<token_accepted>()->nonce == token.nonce);
+    } else {
+      RC_ASSERT(outcome.error() == *reason);
+      RC_ASSERT(c.sink.last<token_rejected>().has_value());
+      RC_ASSERT(c.sink.last<token_rejected>()->reason == *reason);
+    }
+    RC_ASSERT(c.verifier.remembered() == seen.size());
+  }
+}
+
+}  // namespace
+}  // namespace kvsim::core
