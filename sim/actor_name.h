@@ -1,0 +1,27 @@
+#pragma once
+// Actors are fibers with stable structural names: (rank, role, index), e.g. "r1.decode.0".
+// Ids are handed out in spawn order, which is deterministic, and traces name actors by id
+// and name both, so a trace survives code changes that do not change who exists.
+#include <cstdint>
+#include <string>
+
+#include "core/ids.h"
+
+namespace kvsim::sim {
+
+using actor_id = std::uint32_t;
+inline constexpr actor_id no_actor = 0xffffffffu;
+
+struct actor_name {
+  core::rank_id rank = 0;
+  std::string role;
+  std::uint32_t index = 0;
+
+  friend bool operator==(const actor_name&, const actor_name&) = default;
+};
+
+inline std::string to_string(const actor_name& name) {
+  return "r" + std::to_string(name.rank) + "." + name.role + "." + std::to_string(name.index);
+}
+
+}  // namespace kvsim::sim

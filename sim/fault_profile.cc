@@ -1,0 +1,54 @@
+#include "sim/fault_profile.h"
+
+#include "sim/rng.h"
+
+namespace kvsim::sim {
+namespace {
+
+constexpr std::array<const char*, fault_kind_count> names{
+    "delay", "duplicate", "drop", "stall", "fail", "timeout_unconfirmed", "abort"};
+constexpr std::array<std::uint32_t, 3> levels_per_million{50'000, 200'000, 500'000};
+// Keeps the profile's stream apart from the decision stream drawn from the same seed.
+constexpr std::uint64_t profile_stream_salt = 0x5eedfa17'd00dULL;
+
+}  // namespace
+
+const char* to_string(fault_kind kind) { return names[static_cast<std::size_t>(kind)]; }
+
+std::optional<fault_kind> fault_kind_from_string(std::string_view name) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (name == names[i]) return static_cast<fault_kind>(i);
+  }
+  return std::nullopt;
+}
+
+fault_profile fault_profile::draw(std::uint64_t seed, std::uint32_t allowed_mask) {
+  rng random(seed ^ profile_stream_salt);
+  fault_profile profile;
+  for (std::size_t i = 0; i < fault_kind_count; ++i) {
+    const bool on = random.below(2) == 1;
+    const std::uint32_t level = levels_per_million[random.below(levels_per_million.size())];
+    if (((allowed_mask >> i) & 1u) != 0 && on) profile.per_million[i] = level;
+  }
+  return profile;
+}
+
+std::string fault_profile::describe() const {
+  std::string text;
+  for (std::size_t i = 0; i < fault_kind_count; ++i) {
+    if (!text.empty()) text += " ";
+    text += names[i];
+    text += "=";
+    if (per_million[i] == 0) {
+      text += "off";
+    } else {
+      const std::uint32_t tenths = per_million[i] / 1000;  // per mille
+      text += std::to_string(tenths / 10);
+      if (tenths % 10 != 0) text += "." + std::to_string(tenths % 10);
+      text += "%";
+    }
+  }
+  return text;
+}
+
+}  // namespace kvsim::sim

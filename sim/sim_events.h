@@ -1,0 +1,133 @@
+#pragma once
+// Everything that happens in a simulated world, as typed events: the core's own decisions
+// (wrapped), and what the simulated ports and memory did. Checkers (properties/) prove
+// invariants from this stream alone; traces print it. No pointers, only stable ids.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/events.h"
+#include "core/ids.h"
+#include "core/ports.h"
+#include "sim/actor_name.h"
+
+namespace kvsim::sim {
+
+using transfer_id = std::uint64_t;
+using message_id = std::uint64_t;
+using group_id = std::uint32_t;
+
+struct core_decided {
+  core::event what;
+};
+struct actor_started {
+  actor_name name;
+};
+struct actor_finished {
+  bool cancelled = false;  // unwound at the end of a run rather than returned
+};
+
+enum class collective_op : std::uint8_t { all_reduce_min, all_reduce_max, barrier };
+const char* to_string(collective_op op);
+
+struct collective_entered {
+  group_id group = 0;
+  std::uint64_t sequence = 0;  // per group and member: the n-th collective this member enters
+  core::rank_id rank = 0;
+  collective_op op = collective_op::barrier;
+  std::int64_t value = 0;
+};
+struct collective_left {
+  group_id group = 0;
+  std::uint64_t sequence = 0;
+  core::rank_id rank = 0;
+  std::int64_t result = 0;
+};
+
+struct transfer_submitted {
+  transfer_id transfer = 0;
+  core::room_key owner;
+  core::rank_id source_rank = 0;
+  core::rank_id destination_rank = 0;
+  std::vector<core::page_index> source_pages;
+  std::vector<core::page_index> destination_pages;
+};
+// One page of a transfer: source bytes read and destination bytes written, in one step.
+struct transfer_page_copied {
+  transfer_id transfer = 0;
+  core::room_key owner;
+  core::rank_id source_rank = 0;
+  core::page_index source_page = 0;
+  core::rank_id destination_rank = 0;
+  core::page_index destination_page = 0;
+};
+struct transfer_ended {
+  transfer_id transfer = 0;
+  core::room_key owner;
+  core::transfer_poll outcome = core::transfer_poll::succeeded;
+};
+// A poll that returned "timed out" while the copy may still run (DOMAIN.md B12).
+struct transfer_timed_out {
+  transfer_id transfer = 0;
+  core::room_key owner;
+  bool still_running = false;
+};
+
+// Simulated KV memory: who wrote or read which page, and what the bytes said.
+struct page_written {
+  core::rank_id rank = 0;
+  core::page_index page = 0;
+  core::room_key writer;           // whose canary was written
+  std::uint32_t logical_page = 0;  // the page's index within the writer's request
+};
+struct page_read {
+  core::rank_id rank = 0;
+  core::page_index page = 0;
+  core::room_key reader;  // whose data the reader expects
+  std::uint32_t logical_page = 0;
+  bool intact = false;                // every byte matched the reader's canary
+  std::optional<core::room_key> found;  // whose canary the bytes carry, when recognisable
+};
+
+struct message_sent {
+  message_id message = 0;
+  core::rank_id from = 0;
+  core::rank_id to = 0;
+  core::control_kind kind = core::control_kind::metadata;
+  core::room_key key;
+};
+struct message_delivered {
+  message_id message = 0;
+  core::rank_id to = 0;
+};
+struct message_dropped {
+  message_id message = 0;
+};
+
+struct fault_fired {
+  std::string what;
+};
+struct gate_changed {
+  std::string gate;
+  bool open = false;
+};
+
+using sim_event_body =
+    std::variant<core_decided, actor_started, actor_finished, collective_entered,
+                 collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
+                 transfer_timed_out, page_written, page_read, message_sent, message_delivered,
+                 message_dropped, fault_fired, gate_changed>;
+
+struct sim_event {
+  std::uint64_t step = 0;     // schedule decisions taken before this event
+  std::uint64_t time_us = 0;  // virtual time
+  actor_id actor = no_actor;  // who was running (no_actor: the world itself, e.g. a delivery)
+  sim_event_body body;
+};
+
+// One readable line: "step 12 t=40us r1.decode.0 page_read r1 page 3 ...".
+std::string describe(const sim_event& e, const std::vector<actor_name>& actors);
+
+}  // namespace kvsim::sim
