@@ -1,17 +1,20 @@
 #!/usr/bin/env bash
-# The core's purity rule, for what an include path cannot express (see CMakeLists.txt's
-# kvsim_layer_includes for the part the compiler enforces). core/ is production code: it
-# includes nothing from sim/ or real_backend/, no Boost.Fiber, CUDA or NCCL, and uses no
-# threads, wall clocks or unseeded randomness (DESIGN.md, "Layers").
-#   tools/check_layers.sh [CORE_DIR]     default: core/ next to this script's parent
-# Prints one line per violation (file:line: what) and exits 1 if there is any.
+# The purity rules of the lower layers, for what an include path cannot express (see
+# CMakeLists.txt's kvsim_layer_includes for the part the compiler enforces).
+#   core/ is production code: nothing from sim/ or real_backend/, no Boost, CUDA or NCCL, no
+#         threads, clocks, randomness or environment (DESIGN.md, "Layers").
+#   sim/  is deterministic: no upper layer, no threads, no wall clocks, no std::rand or
+#         <random>, no iteration over pointer-keyed containers (DESIGN.md, "The simulator").
+# Usage:
+#   tools/check_layers.sh                 check core/ and sim/ of this repository
+#   tools/check_layers.sh LAYER DIR       check DIR with LAYER's rules (core or sim)
+# Prints one line per violation (file:line: what) and exits 1 if there is any, 2 on misuse.
 set -euo pipefail
 
-core_dir="${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/core}"
-[[ -d "$core_dir" ]] || { echo "check_layers: no such directory: $core_dir" >&2; exit 2; }
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-# pattern<TAB>why
-rules=$(cat <<'RULES'
+# pattern<TAB>why, per layer
+core_rules=$(cat <<'RULES'
 #include[[:space:]]*["<](\.\./)*sim/	includes the simulator
 #include[[:space:]]*["<](\.\./)*real_backend/	includes the real backend
 #include[[:space:]]*["<](\.\./)*(scenarios|properties|tools)/	includes an upper layer
@@ -24,20 +27,48 @@ std::(thread|jthread|mutex|rand|random_device|mt19937|chrono)\b	uses threads, cl
 \bthread_local\b	uses thread-local state
 RULES
 )
+sim_rules=$(cat <<'RULES'
+#include[[:space:]]*["<](\.\./)*(scenarios|properties|tools|real_backend)/	includes an upper layer
+#include[[:space:]]*[<"](cuda|cuda_runtime|cuda_runtime_api|nccl)[^>"]*[>"]	includes CUDA or NCCL
+#include[[:space:]]*<(thread|mutex|shared_mutex|condition_variable|future|random|ctime)>	uses threads or randomness
+std::(thread|jthread|mutex|rand|random_device|mt19937|this_thread)\b	uses threads or randomness
+(steady_clock|system_clock|high_resolution_clock)::now	reads a wall clock
+\b(s?rand|time|clock_gettime|gettimeofday)[[:space:]]*\(	uses wall clocks or randomness
+\bthread_local\b	uses thread-local state
+(map|set|unordered_map|unordered_set|multimap|multiset)<[^,<>]*\*	keys a container by pointer (iteration order varies)
+RULES
+)
+
+check_dir() {
+  local layer="$1" dir="$2" rules
+  case "$layer" in
+    core) rules="$core_rules" ;;
+    sim) rules="$sim_rules" ;;
+    *) echo "check_layers: unknown layer '$layer' (core, sim)" >&2; exit 2 ;;
+  esac
+  [[ -d "$dir" ]] || { echo "check_layers: no such directory: $dir" >&2; exit 2; }
+  local found=0
+  while IFS= read -r -d '' file; do
+    while IFS=$'\t' read -r pattern why; do
+      while IFS= read -r hit; do
+        [[ -z "$hit" ]] && continue
+        echo "check_layers: ${file}:${hit%%:*}: ${why}"
+        found=$((found + 1))
+      done < <(grep -nE "$pattern" "$file" | grep -vE '^[0-9]+:[[:space:]]*//' || true)
+    done <<< "$rules"
+  done < <(find "$dir" -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+  violations=$((violations + found))
+}
 
 violations=0
-while IFS= read -r -d '' file; do
-  while IFS=$'\t' read -r pattern why; do
-    while IFS= read -r hit; do
-      [[ -z "$hit" ]] && continue
-      echo "check_layers: ${file}:${hit%%:*}: ${why}"
-      violations=$((violations + 1))
-    done < <(grep -nE "$pattern" "$file" | grep -vE '^[0-9]+:[[:space:]]*//' || true)
-  done <<< "$rules"
-done < <(find "$core_dir" -type f \( -name '*.h' -o -name '*.cc' -o -name '*.cpp' -o -name '*.hpp' \) -print0 | sort -z)
+case $# in
+  0) check_dir core "$repo_root/core"; check_dir sim "$repo_root/sim" ;;
+  2) check_dir "$1" "$2" ;;
+  *) echo "check_layers: usage: check_layers.sh [LAYER DIR]" >&2; exit 2 ;;
+esac
 
 if [[ $violations -gt 0 ]]; then
-  echo "check_layers: $violations violation(s) in $core_dir" >&2
+  echo "check_layers: $violations violation(s)" >&2
   exit 1
 fi
-echo "check_layers: $core_dir is clean"
+echo "check_layers: clean"

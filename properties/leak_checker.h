@@ -1,0 +1,30 @@
+#pragma once
+// DOMAIN.md I8: at quiescence nothing leaks: every page free, every lease zero.
+//
+// observe() only replays the ledger; at_quiescence() reports, per rank, the pages still owned
+// (grouped by owner) and the leases still active, quarantined ones separately: a quarantine
+// the transport never confirmed keeps its pages out of circulation forever, which is a leak
+// too. The evidence is the allocation of every leaked page and the start of every leaked
+// lease, in log order; one details line per leaked page or lease says how it was left.
+#include <cstddef>
+#include <optional>
+
+#include "properties/page_ownership.h"
+#include "sim/checker.h"
+#include "sim/sim_events.h"
+
+namespace kvsim::properties {
+
+class leak_checker : public sim::checker {
+ public:
+  const char* name() const override { return "leak"; }
+  std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
+  std::optional<sim::finding> at_quiescence() override;
+
+  const page_ownership& ownership() const { return ownership_; }
+
+ private:
+  page_ownership ownership_;
+};
+
+}  // namespace kvsim::properties

@@ -1,0 +1,164 @@
+#include "sim/sim_events.h"
+
+#include <locale>
+#include <sstream>
+
+namespace kvsim::sim {
+namespace {
+
+// The core has no names for these port enums (it never prints them); the trace does.
+const char* poll_text(core::transfer_poll poll) {
+  switch (poll) {
+    case core::transfer_poll::in_flight:
+      return "in_flight";
+    case core::transfer_poll::succeeded:
+      return "succeeded";
+    case core::transfer_poll::failed:
+      return "failed";
+    case core::transfer_poll::timed_out_unconfirmed:
+      return "timed_out_unconfirmed";
+  }
+  return "unknown_poll";
+}
+
+const char* control_text(core::control_kind kind) {
+  switch (kind) {
+    case core::control_kind::metadata:
+      return "metadata";
+    case core::control_kind::abort:
+      return "abort";
+    case core::control_kind::abort_ack:
+      return "abort_ack";
+    case core::control_kind::status:
+      return "status";
+    case core::control_kind::chunk_ready:
+      return "chunk_ready";
+  }
+  return "unknown_control";
+}
+
+std::string pages_text(const std::vector<core::page_index>& pages) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    if (i != 0) text += ",";
+    text += std::to_string(pages[i]);
+  }
+  return text + "]";
+}
+
+// Free text (fault descriptions, gate and role names come from scenarios) must not break the
+// one-line-per-event promise: control characters are printed as \n, \t or \xHH.
+std::string one_line(const std::string& text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c == '\\') {
+      out += "\\\\";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
+  if (actor == no_actor) return "world";
+  if (actor < actors.size()) return one_line(to_string(actors[actor]));
+  return "actor#" + std::to_string(actor);  // an id the log's actor table does not know
+}
+
+struct describer {
+  std::ostringstream& out;
+
+  void operator()(const core_decided& e) const { out << "core_decided " << core::describe(e.what); }
+  void operator()(const actor_started& e) const {
+    out << "actor_started name=" << one_line(to_string(e.name));
+  }
+  void operator()(const actor_finished& e) const {
+    out << "actor_finished " << (e.cancelled ? "cancelled" : "returned");
+  }
+  void operator()(const collective_entered& e) const {
+    out << "collective_entered group=" << e.group << " seq=" << e.sequence << " rank=" << e.rank
+        << " op=" << to_string(e.op) << " value=" << e.value;
+  }
+  void operator()(const collective_left& e) const {
+    out << "collective_left group=" << e.group << " seq=" << e.sequence << " rank=" << e.rank
+        << " result=" << e.result;
+  }
+  void operator()(const transfer_submitted& e) const {
+    out << "transfer_submitted transfer=" << e.transfer << " " << core::to_string(e.owner)
+        << " rank " << e.source_rank << " " << pages_text(e.source_pages) << " -> rank "
+        << e.destination_rank << " " << pages_text(e.destination_pages);
+  }
+  void operator()(const transfer_page_copied& e) const {
+    out << "transfer_page_copied transfer=" << e.transfer << " " << core::to_string(e.owner)
+        << " rank " << e.source_rank << " page " << e.source_page << " -> rank "
+        << e.destination_rank << " page " << e.destination_page;
+  }
+  void operator()(const transfer_ended& e) const {
+    out << "transfer_ended transfer=" << e.transfer << " " << core::to_string(e.owner)
+        << " outcome=" << poll_text(e.outcome);
+  }
+  void operator()(const transfer_timed_out& e) const {
+    out << "transfer_timed_out transfer=" << e.transfer << " " << core::to_string(e.owner) << " "
+        << (e.still_running ? "still_running" : "stopped");
+  }
+  void operator()(const page_written& e) const {
+    out << "page_written rank=" << e.rank << " page=" << e.page
+        << " writer=" << core::to_string(e.writer) << " logical=" << e.logical_page;
+  }
+  void operator()(const page_read& e) const {
+    out << "page_read rank=" << e.rank << " page=" << e.page
+        << " reader=" << core::to_string(e.reader) << " logical=" << e.logical_page << " "
+        << (e.intact ? "intact" : "corrupt");
+    if (e.found) out << " found=" << core::to_string(*e.found);
+  }
+  void operator()(const message_sent& e) const {
+    out << "message_sent message=" << e.message << " from=" << e.from << " to=" << e.to
+        << " kind=" << control_text(e.kind) << " " << core::to_string(e.key);
+  }
+  void operator()(const message_delivered& e) const {
+    out << "message_delivered message=" << e.message << " to=" << e.to;
+  }
+  void operator()(const message_dropped& e) const {
+    out << "message_dropped message=" << e.message;
+  }
+  void operator()(const fault_fired& e) const { out << "fault_fired " << one_line(e.what); }
+  void operator()(const gate_changed& e) const {
+    out << "gate_changed gate=" << one_line(e.gate) << " " << (e.open ? "open" : "closed");
+  }
+};
+
+}  // namespace
+
+const char* to_string(collective_op op) {
+  switch (op) {
+    case collective_op::all_reduce_min:
+      return "all_reduce_min";
+    case collective_op::all_reduce_max:
+      return "all_reduce_max";
+    case collective_op::barrier:
+      return "barrier";
+  }
+  return "unknown_op";
+}
+
+std::string describe(const sim_event& e, const std::vector<actor_name>& actors) {
+  std::ostringstream out;
+  out.imbue(std::locale::classic());  // the same digits whatever the process's global locale
+  out << "step " << e.step << " t=" << e.time_us << "us " << actor_text(e.actor, actors) << " ";
+  std::visit(describer{out}, e.body);
+  return out.str();
+}
+
+}  // namespace kvsim::sim

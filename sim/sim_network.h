@@ -1,0 +1,44 @@
+#pragma once
+// The control-plane network: one mailbox per rank. A sent message is a pending delivery
+// that the scheduler chooses when to perform, so messages reorder; the run's fault profile
+// may delay (virtual time), duplicate or drop it.
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+
+#include "core/ports.h"
+#include "sim/wait_queue.h"
+#include "sim/world.h"
+
+namespace kvsim::sim {
+
+class sim_network {
+ public:
+  explicit sim_network(world& w);
+  ~sim_network();
+
+  // The messenger port of `rank` (created on first use).
+  core::messenger& endpoint(core::rank_id rank);
+  // Non-blocking receive for actors that poll several sources.
+  std::optional<core::control_message> try_receive(core::rank_id rank);
+
+ private:
+  class endpoint_port;
+  struct mailbox {
+    std::deque<core::control_message> messages;
+    std::unique_ptr<wait_queue> waiters;
+  };
+
+  void send(core::rank_id from, core::rank_id to, core::control_message message);
+  core::control_message receive(core::rank_id rank);
+  mailbox& box(core::rank_id rank);
+
+  world& world_;
+  std::map<core::rank_id, mailbox> mailboxes_;
+  std::map<core::rank_id, std::unique_ptr<endpoint_port>> ports_;
+  message_id next_message_ = 1;
+};
+
+}  // namespace kvsim::sim

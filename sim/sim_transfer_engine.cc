@@ -1,0 +1,102 @@
+#include "sim/sim_transfer_engine.h"
+
+#include "sim/sim_assert.h"
+
+namespace kvsim::sim {
+namespace {
+
+constexpr std::uint64_t stall_us = 50;
+
+// Transfer ids are unique in a world: the source rank in the high bits.
+transfer_id global_id(core::rank_id rank, core::transfer_handle handle) {
+  return (std::uint64_t{rank} << 32) | handle;
+}
+
+}  // namespace
+
+sim_transfer_engine::sim_transfer_engine(world& w, core::rank_id rank,
+                                         std::map<core::rank_id, kv_memory*> memories)
+    : world_(w), rank_(rank), memories_(std::move(memories)), ended_(w, "transfer end") {}
+
+core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& request) {
+  KVSIM_SIM_ASSERT(request.source_pages.size() == request.destination_pages.size(),
+                   "a transfer copies page for page");
+  KVSIM_SIM_ASSERT(memories_.contains(rank_) && memories_.contains(request.destination_rank),
+                   "transfer between ranks without simulated memory");
+  const core::transfer_handle handle = next_handle_++;
+  transfers_.emplace(handle, transfer_record{request});
+  world_.emit(transfer_submitted{global_id(rank_, handle), request.owner, rank_,
+                                 request.destination_rank, request.source_pages,
+                                 request.destination_pages});
+  world_.spawn(actor_name{rank_, "transfer", static_cast<std::uint32_t>(handle)},
+               [this, handle] { execute(handle); });
+  return handle;
+}
+
+void sim_transfer_engine::execute(core::transfer_handle handle) {
+  for (;;) {
+    world_.step();
+    transfer_record& t = transfers_.at(handle);
+    if (t.cancelled) return end(handle, core::transfer_poll::failed);
+    t.started = true;
+    if (t.pages_copied == t.request.source_pages.size()) {
+      return end(handle, core::transfer_poll::succeeded);
+    }
+    if (const auto hold = holds_.find(t.request.owner);
+        hold != holds_.end() && hold->second.before_page == t.pages_copied) {
+      hold->second.at->pass();
+    }
+    if (world_.fault(fault_kind::transfer_stall)) world_.sleep_for(stall_us);
+    if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
+    transfer_record& now = transfers_.at(handle);
+    const std::uint32_t i = now.pages_copied++;
+    const core::page_index source_page = now.request.source_pages[i];
+    const core::page_index destination_page = now.request.destination_pages[i];
+    memories_.at(now.request.destination_rank)
+        ->copy_from(*memories_.at(rank_), source_page, destination_page);
+    world_.emit(transfer_page_copied{global_id(rank_, handle), now.request.owner, rank_,
+                                     source_page, now.request.destination_rank,
+                                     destination_page});
+  }
+}
+
+void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll outcome) {
+  transfer_record& t = transfers_.at(handle);
+  t.state = outcome;
+  world_.emit(transfer_ended{global_id(rank_, handle), t.request.owner, outcome});
+  ended_.notify_all();
+}
+
+core::transfer_poll sim_transfer_engine::poll(core::transfer_handle handle) {
+  world_.step();
+  const auto it = transfers_.find(handle);
+  KVSIM_SIM_ASSERT(it != transfers_.end(), "poll of a transfer this engine never started");
+  if (it->second.state == core::transfer_poll::in_flight &&
+      world_.fault(fault_kind::transfer_timeout_unconfirmed)) {
+    world_.emit(transfer_timed_out{global_id(rank_, handle), it->second.request.owner, true});
+    return core::transfer_poll::timed_out_unconfirmed;
+  }
+  return it->second.state;
+}
+
+bool sim_transfer_engine::cancel(core::transfer_handle handle) {
+  world_.step();
+  transfer_record& t = transfers_.at(handle);
+  if (t.state != core::transfer_poll::in_flight) return true;
+  if (t.started) return false;  // no cancel once bytes may move (Mooncake)
+  t.cancelled = true;
+  return false;  // not confirmed until the executor has seen it; poll or wait to learn
+}
+
+core::transfer_poll sim_transfer_engine::wait(core::transfer_handle handle) {
+  const std::string reason = "transfer " + std::to_string(handle) + " of rank " +
+                             std::to_string(rank_) + " to end";
+  while (transfers_.at(handle).state == core::transfer_poll::in_flight) ended_.wait(reason);
+  return transfers_.at(handle).state;
+}
+
+void sim_transfer_engine::hold(core::room_key owner, gate& g, std::uint32_t before_page) {
+  holds_[owner] = hold_rule{&g, before_page};
+}
+
+}  // namespace kvsim::sim

@@ -1,0 +1,61 @@
+#pragma once
+// The transfer engine of one source rank. Each submitted transfer runs as its own actor,
+// (rank, "transfer", id): it copies one page per step, reading the real source bytes and
+// writing the real destination bytes, so a transfer that outlives its pages' ownership
+// corrupts real data. Faults from the run's profile: a copy step stalls (virtual time
+// passes), the transfer fails part-way (each sibling draws its own fate), or a poll answers
+// "timed out" while the copy still runs (Mooncake's sync wrapper, DOMAIN.md B12). Like
+// Mooncake, there is no cancel of a transfer that has started.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "core/ports.h"
+#include "sim/kv_memory.h"
+#include "sim/wait_queue.h"
+#include "sim/world.h"
+
+namespace kvsim::sim {
+
+class sim_transfer_engine final : public core::transfer_engine {
+ public:
+  // `memories` maps every rank to its simulated pool.
+  sim_transfer_engine(world& w, core::rank_id rank, std::map<core::rank_id, kv_memory*> memories);
+
+  core::transfer_handle submit(const core::transfer_request& request) override;
+  core::transfer_poll poll(core::transfer_handle handle) override;
+  bool cancel(core::transfer_handle handle) override;
+
+  // Blocks the calling actor until the transfer is terminal (not a core port: scenarios use
+  // it where the real code would wait on a future).
+  core::transfer_poll wait(core::transfer_handle handle);
+  // Holds every transfer of `owner` at `g` before it copies page `before_page`.
+  void hold(core::room_key owner, gate& g, std::uint32_t before_page);
+
+ private:
+  struct transfer_record {
+    core::transfer_request request;
+    core::transfer_poll state = core::transfer_poll::in_flight;
+    std::uint32_t pages_copied = 0;
+    bool started = false;
+    bool cancelled = false;
+  };
+  struct hold_rule {
+    gate* at = nullptr;
+    std::uint32_t before_page = 0;
+  };
+
+  void execute(core::transfer_handle handle);
+  void end(core::transfer_handle handle, core::transfer_poll outcome);
+
+  world& world_;
+  core::rank_id rank_;
+  std::map<core::rank_id, kv_memory*> memories_;
+  std::map<core::transfer_handle, transfer_record> transfers_;
+  std::map<core::room_key, hold_rule> holds_;
+  wait_queue ended_;
+  core::transfer_handle next_handle_ = 1;
+};
+
+}  // namespace kvsim::sim

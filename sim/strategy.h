@@ -1,0 +1,35 @@
+#pragma once
+// Strategies decide; the world asks. Every nondeterministic choice of a run goes through
+// one strategy, so that swapping the strategy (random walk, PCT, replay) is the only thing
+// that changes between a search and a reproduction.
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "sim/decision.h"
+
+namespace kvsim::sim {
+
+// Why a replay stopped fitting its recording: the first mismatch, with both sides.
+struct divergence {
+  std::uint64_t decision_index = 0;
+  std::string expected;  // what the recording says
+  std::string actual;    // what the run asked for
+};
+
+class strategy {
+ public:
+  virtual ~strategy() = default;
+  virtual std::string name() const = 0;
+  // An index below request.options.
+  virtual std::uint32_t choose(const decision_request& request) = 0;
+  // The run ended after `decisions_taken` decisions.
+  virtual void on_run_end(std::uint64_t /*decisions_taken*/) {}
+  // Set by replay strategies when the run no longer fits the recording.
+  const std::optional<divergence>& diverged() const { return divergence_; }
+
+ protected:
+  std::optional<divergence> divergence_;
+};
+
+}  // namespace kvsim::sim

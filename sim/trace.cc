@@ -1,0 +1,518 @@
+#include "sim/trace.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <string_view>
+#include <system_error>
+
+namespace kvsim::sim {
+namespace {
+
+using nlohmann::json;
+
+constexpr std::string_view format_name = "kvsim-trace";
+constexpr std::uint32_t per_million_max = 1'000'000;
+
+// The file's top-level fields in the order they are written: the header first, so that
+// `head` on a trace shows what run it is; then what replays it; then what it found.
+constexpr std::array<std::string_view, 14> field_order{
+    "format",    "version", "kvsim_version", "scenario",      "variant",
+    "strategy",  "seed",    "fault_profile", "decision_hash", "actors",
+    "decisions", "steps",   "events",        "finding"};
+
+// Messages are one line: a path or a JSON error detail with a control character in it must
+// not break that, so control characters are printed escaped.
+std::string one_line(std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string display(const std::filesystem::path& path) { return one_line(path.string()); }
+
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+std::string hex16(std::uint64_t value) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string text(16, '0');
+  for (int i = 15; i >= 0; --i) {
+    text[static_cast<std::size_t>(i)] = hex[value & 0xf];
+    value >>= 4;
+  }
+  return text;
+}
+
+// --- writing ----------------------------------------------------------------------------
+
+json fault_profile_json(const fault_profile& faults) {
+  json object = json::object();
+  for (std::size_t i = 0; i < fault_kind_count; ++i) {
+    object[to_string(static_cast<fault_kind>(i))] = faults.per_million[i];
+  }
+  return object;
+}
+
+json finding_json(const finding& f) {
+  return json{{"invariant", f.invariant},
+              {"message", f.message},
+              {"evidence", f.evidence},
+              {"details", f.details}};
+}
+
+// Invalid UTF-8 (which can only come from free text such as a finding's message) is written
+// as U+FFFD rather than failing the write: the trace of a finding must not be lost.
+std::string dump(const json& value, int indent) {
+  return value.dump(indent, ' ', false, json::error_handler_t::replace);
+}
+
+// `value` pretty-printed as the value of a top-level field (one level of indent deeper).
+std::string nested(const json& value) {
+  const std::string text = dump(value, 1);
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    out += c;
+    if (c == '\n') out += ' ';  // JSON text has no raw newline inside a string
+  }
+  return out;
+}
+
+// One element per line: a trace has thousands of decisions and they read best as rows, as
+// do the actors.
+std::string rows(const json& array) {
+  if (array.empty()) return "[]";
+  std::string text = "[";
+  for (std::size_t i = 0; i < array.size(); ++i) {
+    text += i == 0 ? "\n  " : ",\n  ";
+    text += dump(array[i], -1);
+  }
+  return text + "\n ]";
+}
+
+bool written_as_rows(std::string_view field) { return field == "decisions" || field == "actors"; }
+
+std::string render(const json& document) {
+  std::string text = "{";
+  for (std::size_t i = 0; i < field_order.size(); ++i) {
+    const json& value = document.at(std::string(field_order[i]));
+    text += i == 0 ? "\n \"" : ",\n \"";
+    text += field_order[i];
+    text += "\": ";
+    text += written_as_rows(field_order[i]) ? rows(value) : nested(value);
+  }
+  return text + "\n}\n";
+}
+
+// The temporary file of an atomic write: closed and removed unless the write got as far as
+// renaming it over the target.
+class temporary_file {
+ public:
+  explicit temporary_file(std::filesystem::path path) : path_(std::move(path)) {}
+  temporary_file(const temporary_file&) = delete;
+  temporary_file& operator=(const temporary_file&) = delete;
+  ~temporary_file() {
+    if (fd_ >= 0) ::close(fd_);
+    if (created_) ::unlink(path_.c_str());
+  }
+
+  // Replaces a stale temporary file of an earlier, interrupted write, but nothing else: the
+  // exclusive create fails on a directory or on anything we could not unlink.
+  int create() {
+    ::unlink(path_.c_str());
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0) return errno;
+    created_ = true;
+    return 0;
+  }
+
+  int write_all(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t written = ::write(fd_, bytes.data(), bytes.size());
+      if (written < 0) {
+        if (errno == EINTR) continue;
+        return errno;
+      }
+      bytes.remove_prefix(static_cast<std::size_t>(written));
+    }
+    return 0;
+  }
+
+  // Data on disk before the rename makes it visible: after a crash the target is either the
+  // old file or the whole new one.
+  int sync_and_close() {
+    if (::fsync(fd_) != 0) return errno;
+    const int fd = fd_;
+    fd_ = -1;
+    if (::close(fd) != 0) return errno;
+    return 0;
+  }
+
+  int rename_over(const std::filesystem::path& target) {
+    if (::rename(path_.c_str(), target.c_str()) != 0) return errno;
+    created_ = false;
+    return 0;
+  }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  bool created_ = false;
+};
+
+// Makes the rename itself durable. Best effort: the new trace is already in place, and a
+// directory that cannot be opened for syncing is no reason to report the write as failed.
+void sync_directory(const std::filesystem::path& target) {
+  std::filesystem::path directory = target.parent_path();
+  if (directory.empty()) directory = ".";
+  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return;
+  ::fsync(fd);
+  ::close(fd);
+}
+
+// --- loading ----------------------------------------------------------------------------
+
+class loader {
+ public:
+  explicit loader(const std::filesystem::path& path) : file_(display(path)) {}
+
+  [[noreturn]] void fail(std::string_view what) const {
+    throw trace_error(file_ + ": " + one_line(what));
+  }
+
+  std::string read(const std::filesystem::path& path) const {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      const int error = errno;
+      if (error == ENOENT) fail("no such trace file");
+      fail("cannot open trace: " + errno_text(error));
+    }
+    std::string content;
+    std::array<char, 65536> buffer{};
+    for (;;) {
+      const ssize_t got = ::read(fd, buffer.data(), buffer.size());
+      if (got < 0 && errno == EINTR) continue;
+      if (got < 0) {
+        const int error = errno;
+        ::close(fd);
+        fail("cannot read trace: " + errno_text(error));
+      }
+      if (got == 0) break;
+      content.append(buffer.data(), static_cast<std::size_t>(got));
+    }
+    ::close(fd);
+    return content;
+  }
+
+  json parse(const std::string& content) const {
+    if (content.find_first_not_of(" \t\r\n") == std::string::npos) {
+      fail("empty file, not a trace");
+    }
+    try {
+      return json::parse(content);
+    } catch (const json::parse_error& e) {
+      fail("malformed or truncated JSON at byte " + std::to_string(e.byte) + " (" +
+           without_prefix(e.what()) + ")");
+    }
+  }
+
+  void check_format_and_version(const json& document) const {
+    if (!document.is_object()) fail("not a kvsim trace (the file is JSON but not an object)");
+    const auto format = document.find("format");
+    if (format == document.end()) fail("not a kvsim trace (no \"format\" field)");
+    if (!format->is_string() || format->get_ref<const std::string&>() != format_name) {
+      fail("not a kvsim trace (\"format\" is " + dump(*format, -1) + ", expected \"" +
+           std::string(format_name) + "\")");
+    }
+    const std::uint64_t version = u64(member(document, "version", "version"), "version");
+    if (version == 0) fail("trace format version 0 is not valid (versions start at 1)");
+    if (version > static_cast<std::uint64_t>(trace_format_version)) {
+      fail("trace format version " + std::to_string(version) +
+           " is newer than this kvsim supports (" + std::to_string(trace_format_version) + ")");
+    }
+  }
+
+  trace fields(const json& document) const {
+    trace t;
+    t.kvsim_version = string(member(document, "kvsim_version", "kvsim_version"), "kvsim_version");
+    t.scenario = member(document, "scenario", "scenario");
+    if (!t.scenario.is_object()) fail("field 'scenario' must be a JSON object");
+    t.variant = string(member(document, "variant", "variant"), "variant");
+    t.strategy = string(member(document, "strategy", "strategy"), "strategy");
+    t.seed = decimal(member(document, "seed", "seed"), "seed");
+    t.faults = faults(member(document, "fault_profile", "fault_profile"));
+    t.actors = actors(member(document, "actors", "actors"));
+    t.decisions = decisions(member(document, "decisions", "decisions"));
+    check_hash(member(document, "decision_hash", "decision_hash"), t.decisions);
+    t.steps = u64(member(document, "steps", "steps"), "steps");
+    t.events = strings(member(document, "events", "events"), "events");
+    t.found = found(member(document, "finding", "finding"));
+    return t;
+  }
+
+ private:
+  // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...".
+  static std::string without_prefix(std::string_view what) {
+    if (!what.empty() && what.front() == '[') {
+      const auto end = what.find("] ");
+      if (end != std::string_view::npos) what.remove_prefix(end + 2);
+    }
+    return std::string(what);
+  }
+
+  const json& member(const json& object, const char* key, const std::string& name) const {
+    const auto it = object.find(key);
+    if (it == object.end()) fail("missing field '" + name + "'");
+    return *it;
+  }
+
+  const json& object_of(const json& value, const std::string& name) const {
+    if (!value.is_object()) fail("field '" + name + "' must be an object");
+    return value;
+  }
+
+  const json& array_of(const json& value, const std::string& name) const {
+    if (!value.is_array()) fail("field '" + name + "' must be an array");
+    return value;
+  }
+
+  std::string string(const json& value, const std::string& name) const {
+    if (!value.is_string()) fail("field '" + name + "' must be a string");
+    return value.get<std::string>();
+  }
+
+  std::uint64_t u64(const json& value, const std::string& name) const {
+    if (!value.is_number_unsigned()) fail("field '" + name + "' must be a non-negative integer");
+    return value.get<std::uint64_t>();
+  }
+
+  std::uint32_t u32(const json& value, const std::string& name) const {
+    const std::uint64_t number = u64(value, name);
+    if (number > 0xffffffffu) {
+      fail("field '" + name + "' is " + std::to_string(number) + ", more than 4294967295");
+    }
+    return static_cast<std::uint32_t>(number);
+  }
+
+  // A 64-bit value that JSON tools reading numbers as doubles would round: written as a string
+  // of decimal digits; a plain non-negative integer is accepted too (it parses exactly here).
+  std::uint64_t decimal(const json& value, const std::string& name) const {
+    if (value.is_number_unsigned()) return value.get<std::uint64_t>();
+    const std::string message =
+        "field '" + name + "' must be a string of decimal digits (an unsigned 64-bit integer)";
+    if (!value.is_string()) fail(message);
+    const auto& text = value.get_ref<const std::string&>();
+    if (text.empty() || text.size() > 20) fail(message);
+    std::uint64_t number = 0;
+    for (const char c : text) {
+      if (c < '0' || c > '9') fail(message);
+      const auto digit = static_cast<std::uint64_t>(c - '0');
+      if (number > (UINT64_MAX - digit) / 10) fail(message);
+      number = number * 10 + digit;
+    }
+    return number;
+  }
+
+  std::vector<std::string> strings(const json& value, const std::string& name) const {
+    array_of(value, name);
+    std::vector<std::string> out;
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      out.push_back(string(value[i], name + "[" + std::to_string(i) + "]"));
+    }
+    return out;
+  }
+
+  fault_profile faults(const json& value) const {
+    object_of(value, "fault_profile");
+    fault_profile profile;
+    for (std::size_t i = 0; i < fault_kind_count; ++i) {
+      const std::string kind = to_string(static_cast<fault_kind>(i));
+      const std::string name = "fault_profile." + kind;
+      profile.per_million[i] = u32(member(value, kind.c_str(), name), name);
+      if (profile.per_million[i] > per_million_max) {
+        fail("field '" + name + "' is " + std::to_string(profile.per_million[i]) +
+             " per million, more than 1000000");
+      }
+    }
+    for (const auto& [kind, unused] : value.items()) {
+      if (!fault_kind_from_string(kind)) {
+        fail("field 'fault_profile' names an unknown fault kind '" + kind + "'");
+      }
+    }
+    return profile;
+  }
+
+  std::vector<actor_name> actors(const json& value) const {
+    array_of(value, "actors");
+    std::vector<actor_name> out;
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const std::string name = "actors[" + std::to_string(i) + "]";
+      object_of(value[i], name);
+      const std::uint64_t id = u64(member(value[i], "id", name + ".id"), name + ".id");
+      if (id != i) {
+        fail("field '" + name + ".id' is " + std::to_string(id) + " but must equal its position " +
+             std::to_string(i));
+      }
+      actor_name actor;
+      actor.rank = u32(member(value[i], "rank", name + ".rank"), name + ".rank");
+      actor.role = string(member(value[i], "role", name + ".role"), name + ".role");
+      actor.index = u32(member(value[i], "index", name + ".index"), name + ".index");
+      out.push_back(std::move(actor));
+    }
+    return out;
+  }
+
+  decision one_decision(const json& value, const std::string& name) const {
+    const bool shaped = value.is_array() && value.size() == 4 && value[0].is_number_unsigned() &&
+                        value[1].is_number_unsigned() && value[2].is_number_unsigned() &&
+                        (value[3].is_string() || value[3].is_number_unsigned());
+    if (!shaped) {
+      fail("field '" + name +
+           "' must be an array [kind, options, chosen, subject] of three numbers and a decimal "
+           "string");
+    }
+    const std::uint64_t kind = value[0].get<std::uint64_t>();
+    if (kind > static_cast<std::uint64_t>(decision_kind::data)) {
+      fail("field '" + name + "' has decision kind " + std::to_string(kind) +
+           ", not 0 (schedule), 1 (fault) or 2 (data)");
+    }
+    decision d;
+    d.kind = static_cast<decision_kind>(kind);
+    d.options = u32(value[1], name + "[1]");
+    d.chosen = u32(value[2], name + "[2]");
+    d.subject = decimal(value[3], name + "[3]");
+    if (d.chosen >= d.options) {
+      fail("field '" + name + "' chose option " + std::to_string(d.chosen) + " of only " +
+           std::to_string(d.options));
+    }
+    return d;
+  }
+
+  std::vector<decision> decisions(const json& value) const {
+    array_of(value, "decisions");
+    std::vector<decision> out;
+    out.reserve(value.size());
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      out.push_back(one_decision(value[i], "decisions[" + std::to_string(i) + "]"));
+    }
+    return out;
+  }
+
+  void check_hash(const json& value, const std::vector<decision>& decisions) const {
+    const bool shaped = value.is_string() && value.get_ref<const std::string&>().size() == 16 &&
+                        value.get_ref<const std::string&>().find_first_not_of("0123456789abcdef") ==
+                            std::string::npos;
+    if (!shaped) fail("field 'decision_hash' must be a string of 16 lowercase hex digits");
+    const std::string computed = hex16(decision_hash(decisions));
+    if (value.get_ref<const std::string&>() != computed) {
+      fail("decision_hash " + value.get<std::string>() +
+           " does not match the decisions (they hash to " + computed +
+           "): the trace was edited or corrupted");
+    }
+  }
+
+  std::optional<finding> found(const json& value) const {
+    if (value.is_null()) return std::nullopt;
+    if (!value.is_object()) fail("field 'finding' must be null or an object");
+    finding f;
+    f.invariant = string(member(value, "invariant", "finding.invariant"), "finding.invariant");
+    f.message = string(member(value, "message", "finding.message"), "finding.message");
+    const json& evidence =
+        array_of(member(value, "evidence", "finding.evidence"), "finding.evidence");
+    for (std::size_t i = 0; i < evidence.size(); ++i) {
+      f.evidence.push_back(static_cast<std::size_t>(
+          u64(evidence[i], "finding.evidence[" + std::to_string(i) + "]")));
+    }
+    f.details = strings(member(value, "details", "finding.details"), "finding.details");
+    return f;
+  }
+
+  std::string file_;
+};
+
+}  // namespace
+
+json to_json(const trace& t) {
+  json actors = json::array();
+  for (std::size_t i = 0; i < t.actors.size(); ++i) {
+    actors.push_back(json{{"id", i},
+                          {"rank", t.actors[i].rank},
+                          {"role", t.actors[i].role},
+                          {"index", t.actors[i].index}});
+  }
+  json decisions = json::array();
+  for (const decision& d : t.decisions) {
+    decisions.push_back(json::array(
+        {static_cast<unsigned>(d.kind), d.options, d.chosen, std::to_string(d.subject)}));
+  }
+  return json{{"format", format_name},
+              {"version", trace_format_version},
+              {"kvsim_version", t.kvsim_version},
+              {"scenario", t.scenario},
+              {"variant", t.variant},
+              {"strategy", t.strategy},
+              {"seed", std::to_string(t.seed)},
+              {"fault_profile", fault_profile_json(t.faults)},
+              {"decision_hash", hex16(decision_hash(t.decisions))},
+              {"actors", std::move(actors)},
+              {"decisions", std::move(decisions)},
+              {"steps", t.steps},
+              {"events", t.events},
+              {"finding", t.found ? finding_json(*t.found) : json(nullptr)}};
+}
+
+void write_trace(const std::filesystem::path& path, const trace& t) {
+  const std::string prefix = display(path) + ": cannot write trace: ";
+  if (!path.has_filename()) throw trace_error(prefix + "the path names a directory, not a file");
+  std::string text;
+  try {
+    text = render(to_json(t));
+  } catch (const json::exception& e) {
+    throw trace_error(prefix + one_line(e.what()));
+  }
+  std::filesystem::path temporary_path = path;
+  temporary_path += ".tmp";
+  temporary_file temporary(temporary_path);
+  const auto check = [&](int error, std::string_view doing) {
+    if (error != 0) throw trace_error(prefix + std::string(doing) + ": " + errno_text(error));
+  };
+  check(temporary.create(), "cannot create temporary file " + display(temporary_path));
+  check(temporary.write_all(text), "writing " + display(temporary_path));
+  check(temporary.sync_and_close(), "syncing " + display(temporary_path));
+  check(temporary.rename_over(path), "renaming " + display(temporary_path) + " over it");
+  sync_directory(path);
+}
+
+trace load_trace(const std::filesystem::path& path) {
+  const loader load(path);
+  try {
+    const json document = load.parse(load.read(path));
+    load.check_format_and_version(document);
+    return load.fields(document);
+  } catch (const json::exception& e) {
+    // Every shape is checked before it is read; this is the net under that promise.
+    load.fail(std::string("unexpected JSON error: ") + e.what());
+  }
+}
+
+}  // namespace kvsim::sim

@@ -1,0 +1,60 @@
+#pragma once
+// A run's trace file: everything needed to replay a run and to read what happened in it, in
+// one self-contained JSON file. A versioned header (kvsim version, the scenario inline, core
+// variant, strategy, seed, fault profile, the decision hash), the actor table, the decisions
+// (which alone replay the run), the readable event log and the finding.
+//
+// Writes are atomic (temporary file in the same directory, fsync, rename), so a crash or a
+// full disk never leaves a half-written trace under the final name. Loading a missing, bad,
+// truncated, hand-edited or newer-version file throws trace_error with one line naming the
+// file; it never crashes and never lets a JSON library exception escape.
+#include <cstdint>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/actor_name.h"
+#include "sim/checker.h"
+#include "sim/decision.h"
+#include "sim/fault_profile.h"
+
+namespace kvsim::sim {
+
+inline constexpr int trace_format_version = 1;
+
+struct trace {
+  std::string kvsim_version;  // e.g. "0.1.0"
+  nlohmann::json scenario;    // the scenario, inline (any JSON object)
+  std::string variant;        // core variant name, e.g. "safe"
+  std::string strategy;       // e.g. "random", "pct:3", "replay"
+  std::uint64_t seed = 0;
+  fault_profile faults;
+  std::vector<actor_name> actors;  // index = actor_id
+  std::vector<decision> decisions;
+  std::vector<std::string> events;  // the readable event log (describe() lines)
+  std::optional<finding> found;     // empty when the run found nothing
+  std::uint64_t steps = 0;
+
+  friend bool operator==(const trace&, const trace&) = default;
+};
+
+// One line, always naming the file.
+class trace_error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// The file's content as JSON. Strings that are not valid UTF-8 are written with U+FFFD in
+// place of the bad bytes, so a finding's trace is never lost to one odd byte.
+nlohmann::json to_json(const trace& t);
+
+// Writes atomically through `path` + ".tmp"; on failure the temporary file is removed, an
+// existing file at `path` is left as it was, and trace_error is thrown.
+void write_trace(const std::filesystem::path& path, const trace& t);
+
+trace load_trace(const std::filesystem::path& path);
+
+}  // namespace kvsim::sim

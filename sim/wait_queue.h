@@ -1,0 +1,64 @@
+#pragma once
+// A sim-owned wait queue: actors that wait here are blocked in the world with a readable
+// reason, so the world always knows who waits on what (and a deadlock names it).
+#include <string>
+#include <vector>
+
+#include "sim/world.h"
+
+namespace kvsim::sim {
+
+class wait_queue {
+ public:
+  wait_queue(world& w, std::string reason) : world_(w), reason_(std::move(reason)) {}
+
+  // Blocks the current actor until notified (or the deadline passes: then true).
+  bool wait(std::optional<std::uint64_t> deadline_us = std::nullopt) {
+    waiters_.push_back(world_.current());
+    const bool timed_out = world_.block(reason_, deadline_us);
+    std::erase(waiters_, world_.current());
+    return timed_out;
+  }
+  bool wait(const std::string& reason, std::optional<std::uint64_t> deadline_us = std::nullopt) {
+    waiters_.push_back(world_.current());
+    const bool timed_out = world_.block(reason, deadline_us);
+    std::erase(waiters_, world_.current());
+    return timed_out;
+  }
+  void notify_all() {
+    for (actor_id waiter : waiters_) world_.wake(waiter);
+  }
+  bool empty() const { return waiters_.empty(); }
+
+ private:
+  world& world_;
+  std::string reason_;
+  std::vector<actor_id> waiters_;  // in arrival order
+};
+
+// A scripted gate: a scenario holds work (a transfer's next page) until it opens the gate,
+// which is how the seed's "blocked transfer of page 42" is expressed without sleeps.
+class gate {
+ public:
+  gate(world& w, std::string name) : world_(w), name_(std::move(name)), waiters_(w, "gate " + name_) {}
+
+  void open() {
+    if (open_) return;
+    open_ = true;
+    world_.emit(gate_changed{name_, true});
+    waiters_.notify_all();
+  }
+  void pass() {
+    while (!open_) waiters_.wait();
+  }
+  bool is_open() const { return open_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  world& world_;
+  std::string name_;
+  bool open_ = false;
+  wait_queue waiters_;
+};
+
+}  // namespace kvsim::sim

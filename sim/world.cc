@@ -1,0 +1,364 @@
+#include "sim/world.h"
+
+#include <boost/fiber/algo/round_robin.hpp>
+#include <boost/fiber/fiber.hpp>
+#include <boost/fiber/operations.hpp>
+#include <exception>
+#include <utility>
+
+#include "sim/scheduling_algorithm.h"
+#include "sim/sim_assert.h"
+
+namespace kvsim::sim {
+
+const char* to_string(run_end end) {
+  switch (end) {
+    case run_end::quiescent:
+      return "quiescent";
+    case run_end::finding:
+      return "finding";
+    case run_end::diverged:
+      return "diverged";
+  }
+  return "unknown";
+}
+
+bool scheduling_algorithm::has_ready_fibers() const noexcept {
+  // Only asked when Boost migrates ready contexts between algorithms (between runs).
+  return !world_.pinned_ready_.empty();
+}
+
+world::world(strategy& chooser, world_config config)
+    : strategy_(chooser), config_(config), stream_(chooser), stacks_(config.stack_bytes) {}
+
+world::~world() {
+  // run() unwinds every fiber before it returns; a world that never ran has none.
+  KVSIM_SIM_ASSERT(!running_, "a world was destroyed while running");
+}
+
+actor_id world::spawn(actor_name name, std::function<void()> body) {
+  const auto id = static_cast<actor_id>(actors_.size());
+  names_.push_back(name);
+  actor_record record;
+  record.name = std::move(name);
+  record.body = std::move(body);
+  actors_.push_back(std::move(record));
+  if (running_) launch(id);
+  return id;
+}
+
+void world::launch(actor_id id) {
+  spawning_ = id;
+  // Launch policy "post": the new fiber is handed to awakened() at once and runs when chosen.
+  boost::fibers::fiber fiber(std::allocator_arg, stacks_, [this, id] { run_actor(id); });
+  fiber.detach();
+  spawning_ = no_actor;
+  KVSIM_SIM_ASSERT(actors_[id].context != nullptr, "a new fiber was not handed to the world");
+}
+
+void world::run_actor(actor_id id) {
+  bool cancelled = cancelling_;
+  if (!cancelled) {
+    emit(actor_started{actors_[id].name});
+    try {
+      actors_[id].body();
+    } catch (const run_cancelled&) {
+      cancelled = true;
+    } catch (const std::exception& e) {
+      stop_with(finding{"crash", "actor " + to_string(actors_[id].name) + " threw: " + e.what(),
+                        {},
+                        {}});
+    }
+  }
+  actors_[id].state = actor_state::finished;
+  current_ = id;
+  emit(actor_finished{cancelled});
+}
+
+run_outcome world::run() {
+  KVSIM_SIM_ASSERT(!ran_, "a world runs once");
+  ran_ = true;
+  main_context_ = boost::fibers::context::active();
+  boost::fibers::use_scheduling_algorithm<scheduling_algorithm>(*this);
+  running_ = true;
+  for (actor_id id = 0; id < actors_.size(); ++id) launch(id);
+
+  // Main waits outside every queue; pick_next() hands control back when the run is over.
+  main_context_->suspend();
+
+  // Teardown: unwind every actor that has not returned, in id order, then let Boost's
+  // dispatcher release the finished fibers (their stacks go back to the pool).
+  cancelling_ = true;
+  for (actor_record& actor : actors_) {
+    if (actor.state != actor_state::finished) actor.state = actor_state::ready;
+  }
+  for (;;) {
+    boost::this_fiber::yield();
+    bool all_finished = true;
+    for (const actor_record& actor : actors_) all_finished &= actor.state == actor_state::finished;
+    if (all_finished) break;
+  }
+  boost::this_fiber::yield();
+  boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
+
+  strategy_.on_run_end(stream_.decisions().size());
+  run_outcome outcome{run_end::quiescent, steps_, now_us_};
+  if (found_) outcome.end = run_end::finding;
+  if (diverged()) outcome.end = run_end::diverged;
+  return outcome;
+}
+
+void world::awakened(boost::fibers::context* context) {
+  if (context->is_context(boost::fibers::type::pinned_context)) {
+    pinned_ready_.push_back(context);
+    return;
+  }
+  if (spawning_ != no_actor && actors_[spawning_].context == nullptr) {
+    actors_[spawning_].context = context;
+    actors_[spawning_].state = actor_state::ready;
+    return;
+  }
+  // Our actors are only ever made ready by the world itself, never through Boost.
+  KVSIM_SIM_ASSERT(false, "a fiber the world does not know was scheduled");
+}
+
+// --- actor side -----------------------------------------------------------------------------
+
+void world::throw_if_cancelled() const {
+  if (cancelling_) throw run_cancelled{};
+}
+
+void world::suspend_current() {
+  switch_away();
+  throw_if_cancelled();
+}
+
+void world::step() {
+  throw_if_cancelled();
+  KVSIM_SIM_ASSERT(current_ != no_actor, "step() outside an actor");
+  actors_[current_].state = actor_state::ready;
+  suspend_current();
+}
+
+bool world::block(std::string reason, std::optional<std::uint64_t> deadline_us) {
+  throw_if_cancelled();
+  KVSIM_SIM_ASSERT(current_ != no_actor, "block() outside an actor");
+  actor_record& self = actors_[current_];
+  self.state = actor_state::blocked;
+  self.waiting_on = std::move(reason);
+  self.wake_at_us = deadline_us;
+  self.timed_out = false;
+  suspend_current();
+  return actors_[current_].timed_out;
+}
+
+void world::wake(actor_id actor) {
+  actor_record& record = actors_[actor];
+  if (record.state != actor_state::blocked) return;  // already woken (e.g. by its deadline)
+  record.state = actor_state::ready;
+  record.wake_at_us.reset();
+  record.waiting_on.clear();
+}
+
+void world::sleep_for(std::uint64_t duration_us) {
+  block("sleeping until t=" + std::to_string(now_us_ + duration_us) + "us",
+        now_us_ + duration_us);
+}
+
+bool world::fault(fault_kind kind) {
+  const std::uint32_t per_million = config_.faults.of(kind);
+  if (per_million == 0) return false;  // off in this run's profile: not even a decision
+  decision_request request;
+  request.kind = decision_kind::fault;
+  request.options = 2;
+  request.tag = static_cast<std::uint64_t>(kind);
+  request.fault_per_million = per_million;
+  request.step = steps_;
+  const bool fired = stream_.decide(request) == 1;
+  // (fault and data decisions are not steps: only schedule decisions advance steps_)
+  if (fired) emit(fault_fired{to_string(kind)});
+  return fired;
+}
+
+std::uint32_t world::choose(std::uint64_t tag, std::uint32_t options) {
+  if (options <= 1) return 0;
+  decision_request request;
+  request.kind = decision_kind::data;
+  request.options = options;
+  request.tag = tag;
+  request.step = steps_;
+  return stream_.decide(request);
+}
+
+void world::post(std::uint64_t delay_us, std::function<void()> deliver) {
+  deliveries_.emplace(next_delivery_++, pending_delivery{now_us_ + delay_us, std::move(deliver)});
+}
+
+void world::report(finding f) { stop_with(std::move(f)); }
+
+void world::emit(sim_event_body body) {
+  events_.push_back(sim_event{steps_, now_us_, current_, std::move(body)});
+}
+
+// --- scheduler side -------------------------------------------------------------------------
+
+void world::stop_with(finding f) {
+  if (!found_) found_ = std::move(f);
+  stopping_ = true;
+}
+
+void world::feed_checkers() {
+  for (; events_checked_ < events_.size(); ++events_checked_) {
+    for (checker* c : checkers_) {
+      if (auto f = c->observe(events_[events_checked_], events_checked_)) {
+        stop_with(std::move(*f));
+        return;
+      }
+    }
+  }
+}
+
+bool world::advance_time() {
+  std::optional<std::uint64_t> next;
+  for (const actor_record& actor : actors_) {
+    if (actor.state == actor_state::blocked && actor.wake_at_us) {
+      next = next ? std::min(*next, *actor.wake_at_us) : *actor.wake_at_us;
+    }
+  }
+  for (const auto& [id, delivery] : deliveries_) {
+    if (delivery.ready_at_us > now_us_) {
+      next = next ? std::min(*next, delivery.ready_at_us) : delivery.ready_at_us;
+    }
+  }
+  if (!next) return false;
+  now_us_ = std::max(now_us_, *next);
+  for (actor_record& actor : actors_) {
+    if (actor.state == actor_state::blocked && actor.wake_at_us && *actor.wake_at_us <= now_us_) {
+      actor.state = actor_state::ready;
+      actor.timed_out = true;
+      actor.wake_at_us.reset();
+      actor.waiting_on.clear();
+    }
+  }
+  return true;
+}
+
+void world::stop_with_deadlock() {
+  finding f{"deadlock", "", {}, {}};
+  std::string waiting;
+  for (actor_id id = 0; id < actors_.size(); ++id) {
+    const actor_record& actor = actors_[id];
+    if (actor.state == actor_state::blocked) {
+      if (!waiting.empty()) waiting += "; ";
+      waiting += to_string(actor.name) + " waits on " + actor.waiting_on;
+      f.details.push_back(to_string(actor.name) + " waits on " + actor.waiting_on);
+    } else if (actor.state == actor_state::finished) {
+      f.details.push_back(to_string(actor.name) + " has returned");
+    }
+  }
+  for (const auto& explain : wait_explainers_) {
+    for (std::string& line : explain()) f.details.push_back(std::move(line));
+  }
+  f.message = "deadlock at step " + std::to_string(steps_) + ", t=" + std::to_string(now_us_) +
+              "us: nothing can run; " + waiting;
+  stop_with(std::move(f));
+}
+
+actor_id world::finish_running() {
+  running_ = false;
+  current_ = no_actor;
+  return main_target;
+}
+
+boost::fibers::context* world::pick_during_teardown() {
+  for (actor_id id = 0; id < actors_.size(); ++id) {
+    actor_record& actor = actors_[id];
+    if (actor.state == actor_state::ready && actor.context != nullptr) {
+      actor.state = actor_state::running;
+      current_ = id;
+      return actor.context;
+    }
+  }
+  if (pinned_ready_.empty()) return nullptr;
+  boost::fibers::context* next = pinned_ready_.front();
+  pinned_ready_.erase(pinned_ready_.begin());
+  return next;
+}
+
+boost::fibers::context* world::pick_next() {
+  // A handoff decided by switch_away() is honoured even when that decision ended the run.
+  actor_id next = handoff_;
+  handoff_ = no_handoff;
+  if (next == no_handoff) {
+    if (!running_) return pick_during_teardown();
+    next = decide_next();
+  }
+  return next == main_target ? main_context_ : actors_[next].context;
+}
+
+void world::switch_away() {
+  const actor_id self = current_;
+  const actor_id next = decide_next();
+  if (next == self) return;  // chosen again: keep running, no context switch
+  handoff_ = next;
+  boost::fibers::context::active()->suspend();
+}
+
+actor_id world::decide_next() {
+  for (;;) {
+    feed_checkers();
+    if (!stopping_ && diverged()) stopping_ = true;
+    if (stopping_) return finish_running();
+    if (steps_ >= config_.step_limit) {
+      stop_with(finding{"livelock",
+                        "no quiescence within the step limit of " +
+                            std::to_string(config_.step_limit) + " steps",
+                        {},
+                        {}});
+      continue;
+    }
+    subjects_.clear();
+    for (actor_id id = 0; id < actors_.size(); ++id) {
+      if (actors_[id].state == actor_state::ready) subjects_.push_back(id);
+    }
+    for (const auto& [id, delivery] : deliveries_) {
+      if (delivery.ready_at_us <= now_us_) subjects_.push_back(delivery_bit | id);
+    }
+    if (subjects_.empty()) {
+      if (advance_time()) continue;
+      bool all_finished = true;
+      for (const actor_record& actor : actors_) all_finished &= actor.state == actor_state::finished;
+      if (all_finished) {
+        for (checker* c : checkers_) {
+          if (auto f = c->at_quiescence()) {
+            stop_with(std::move(*f));
+            break;
+          }
+        }
+        return finish_running();
+      }
+      stop_with_deadlock();
+      continue;
+    }
+    decision_request request;
+    request.kind = decision_kind::schedule;
+    request.options = static_cast<std::uint32_t>(subjects_.size());
+    request.subjects = subjects_;
+    request.step = steps_;
+    const std::uint64_t chosen = subjects_[stream_.decide(request)];
+    ++steps_;
+    if (diverged()) continue;
+    if ((chosen & delivery_bit) != 0) {
+      auto node = deliveries_.extract(chosen & ~delivery_bit);
+      current_ = no_actor;
+      node.mapped().deliver();
+      continue;
+    }
+    const auto id = static_cast<actor_id>(chosen);
+    actors_[id].state = actor_state::running;
+    current_ = id;
+    return id;
+  }
+}
+
+}  // namespace kvsim::sim

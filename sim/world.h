@@ -1,0 +1,196 @@
+#pragma once
+// A simulated world: a whole multi-rank cluster in one thread. Actors are Boost.Fiber fibers;
+// a custom scheduling algorithm (scheduling_algorithm.h) hands every choice of who runs next
+// to this world, which asks the decision stream. Blocking is sim-owned: an actor that waits
+// says what it waits on, so a deadlock comes with a wait-for graph. Virtual time advances only
+// when nothing can run. After every step the world hands new events to the checkers.
+//
+// A world runs once. Many worlds may exist in one process (one after another on a thread);
+// there is no global state.
+#include <boost/fiber/context.hpp>
+#include <boost/fiber/pooled_fixedsize_stack.hpp>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ports.h"
+#include "sim/actor_name.h"
+#include "sim/checker.h"
+#include "sim/decision_stream.h"
+#include "sim/fault_profile.h"
+#include "sim/sim_events.h"
+#include "sim/strategy.h"
+
+namespace kvsim::sim {
+
+// Thrown inside an actor when the run is over and its fiber must unwind. Actors never catch
+// it (the world's actor wrapper does).
+struct run_cancelled {};
+
+struct world_config {
+  std::uint64_t step_limit = 20'000;  // more schedule steps than this is a livelock finding
+  std::size_t stack_bytes = 256 * 1024;
+  fault_profile faults;
+};
+
+enum class run_end : std::uint8_t {
+  quiescent,  // every actor returned and no checker objected
+  finding,    // a checker, the deadlock detector, the step limit or a crash ended it
+  diverged,   // a strict replay no longer fit its recording
+};
+
+const char* to_string(run_end end);
+
+struct run_outcome {
+  run_end end = run_end::quiescent;
+  std::uint64_t steps = 0;
+  std::uint64_t time_us = 0;
+};
+
+class world {
+ public:
+  world(strategy& chooser, world_config config);
+  ~world();
+  world(const world&) = delete;
+  world& operator=(const world&) = delete;
+
+  // Before run() or from a running actor (a transfer executor is spawned by its engine).
+  actor_id spawn(actor_name name, std::function<void()> body);
+  void add_checker(checker& c) { checkers_.push_back(&c); }
+  // Lines for the wait-for graph of a deadlock (e.g. a collective group's arrivals).
+  void add_wait_explainer(std::function<std::vector<std::string>()> explain) {
+    wait_explainers_.push_back(std::move(explain));
+  }
+
+  run_outcome run();
+
+  // --- for actors and ports, from inside a running actor ----------------------------------
+  // A preemption point: the scheduler may now run someone else.
+  void step();
+  // Suspends the current actor until wake() or, if given, the deadline; true on timeout.
+  bool block(std::string reason, std::optional<std::uint64_t> deadline_us = std::nullopt);
+  void wake(actor_id actor);
+  void sleep_for(std::uint64_t duration_us);
+  // A fault opportunity: fires with the profile's probability for `kind` under random search.
+  bool fault(fault_kind kind);
+  // A data choice among `options` (e.g. a message delay), named by `tag`.
+  std::uint32_t choose(std::uint64_t tag, std::uint32_t options);
+  // Something the network or a device will do by itself once `delay_us` has passed: the
+  // scheduler chooses when among the deliverable ones (so deliveries reorder).
+  void post(std::uint64_t delay_us, std::function<void()> deliver);
+  // A port or scenario reports a finding directly (e.g. mismatched collectives).
+  void report(finding f);
+
+  void emit(sim_event_body body);
+  actor_id current() const { return current_; }
+  std::uint64_t now_us() const { return now_us_; }
+  std::uint64_t steps() const { return steps_; }
+  const fault_profile& faults() const { return config_.faults; }
+
+  // --- results --------------------------------------------------------------------------
+  const std::vector<sim_event>& events() const { return events_; }
+  const std::vector<actor_name>& actor_names() const { return names_; }
+  const std::vector<decision>& decisions() const { return stream_.decisions(); }
+  const std::optional<finding>& found() const { return found_; }
+  const std::optional<divergence>& diverged() const { return stream_.chooser().diverged(); }
+
+  // Sink for the core's events: they enter the log as core_decided.
+  core::event_sink& core_sink() { return core_sink_; }
+  const core::clock& clock() const { return clock_; }
+
+ private:
+  friend class scheduling_algorithm;
+
+  enum class actor_state : std::uint8_t { created, ready, running, blocked, finished };
+
+  struct actor_record {
+    actor_name name;
+    std::function<void()> body;
+    actor_state state = actor_state::created;
+    boost::fibers::context* context = nullptr;
+    std::string waiting_on;
+    std::optional<std::uint64_t> wake_at_us;
+    bool timed_out = false;
+  };
+
+  struct pending_delivery {
+    std::uint64_t ready_at_us = 0;
+    std::function<void()> deliver;
+  };
+
+  class core_event_bridge final : public core::event_sink {
+   public:
+    explicit core_event_bridge(world& w) : world_(w) {}
+    void emit(const core::event& e) override { world_.emit(core_decided{e}); }
+
+   private:
+    world& world_;
+  };
+
+  class virtual_clock final : public core::clock {
+   public:
+    explicit virtual_clock(const world& w) : world_(w) {}
+    std::uint64_t now_us() const override { return world_.now_us(); }
+
+   private:
+    const world& world_;
+  };
+
+  // Called by the scheduling algorithm.
+  boost::fibers::context* pick_next();
+  // The scheduling decision loop: deliveries, time, checkers, deadlock; returns who runs.
+  actor_id decide_next();
+  // Decides who runs next and switches to it, unless it is the current actor again.
+  void switch_away();
+  void awakened(boost::fibers::context* context);
+
+  void launch(actor_id id);
+  void run_actor(actor_id id);
+  void suspend_current();
+  void throw_if_cancelled() const;
+  void feed_checkers();
+  bool advance_time();
+  void stop_with(finding f);
+  void stop_with_deadlock();
+  actor_id finish_running();
+  boost::fibers::context* pick_during_teardown();
+
+  strategy& strategy_;
+  world_config config_;
+  decision_stream stream_;
+  boost::fibers::pooled_fixedsize_stack stacks_;
+  std::deque<actor_record> actors_;  // deque: records never move when actors spawn mid-run
+  std::vector<actor_name> names_;
+  std::vector<checker*> checkers_;
+  std::vector<std::function<std::vector<std::string>()>> wait_explainers_;
+  std::map<std::uint64_t, pending_delivery> deliveries_;  // by id: deterministic order
+  std::uint64_t next_delivery_ = 0;
+  std::vector<sim_event> events_;
+  std::size_t events_checked_ = 0;
+  std::optional<finding> found_;
+  std::vector<std::uint64_t> subjects_;  // scratch for schedule options
+
+  boost::fibers::context* main_context_ = nullptr;
+  std::vector<boost::fibers::context*> pinned_ready_;  // main and dispatcher contexts
+  static constexpr actor_id main_target = no_actor - 1;  // "hand control back to run()"
+  static constexpr actor_id no_handoff = no_actor;
+  actor_id handoff_ = no_handoff;  // decided by switch_away(), consumed by pick_next()
+  actor_id spawning_ = no_actor;
+  actor_id current_ = no_actor;
+  std::uint64_t now_us_ = 0;
+  std::uint64_t steps_ = 0;
+  bool running_ = false;
+  bool stopping_ = false;
+  bool cancelling_ = false;
+  bool ran_ = false;
+
+  core_event_bridge core_sink_{*this};
+  virtual_clock clock_{*this};
+};
+
+}  // namespace kvsim::sim

@@ -1,0 +1,232 @@
+// The simulator on its test world (two ranks, a collective, a transfer, an abort): runs end,
+// the same seed gives the same run byte for byte, replay reproduces, and planted bugs are
+// found with the evidence a user needs.
+#include "sim/world.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+
+#include "tests/sim/two_rank_runs.h"
+
+namespace kvsim::sim {
+namespace {
+
+using testing::planted_use_after_free;
+using testing::run_random;
+using testing::run_record;
+using testing::run_two_rank;
+
+TEST(World, SafeTestWorldRunsToQuiescenceWithoutFindings) {
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const run_record run = run_random(seed);
+    ASSERT_EQ(run.outcome.end, run_end::quiescent)
+        << "seed " << seed << ": " << (run.found ? run.found->message : "");
+    EXPECT_GT(run.outcome.steps, 10u);
+  }
+}
+
+TEST(World, TheSameSeedGivesTheSameDecisionsAndEvents) {
+  for (std::uint64_t seed : {3u, 17u, 99u}) {
+    const run_record first = run_random(seed, planted_use_after_free());
+    const run_record second = run_random(seed, planted_use_after_free());
+    EXPECT_EQ(first.decisions, second.decisions) << "seed " << seed;
+    EXPECT_EQ(first.event_lines, second.event_lines) << "seed " << seed;
+    EXPECT_EQ(decision_hash(first.decisions), decision_hash(second.decisions));
+  }
+}
+
+TEST(World, PctIsDeterministicToo) {
+  pct a(5, 3, 40);
+  pct b(5, 3, 40);
+  EXPECT_EQ(run_two_rank(a, 5, {}).decisions, run_two_rank(b, 5, {}).decisions);
+}
+
+TEST(World, DifferentSeedsExploreDifferentInterleavings) {
+  std::set<std::uint64_t> hashes;
+  for (std::uint64_t seed = 1; seed <= 50; ++seed) {
+    hashes.insert(decision_hash(run_random(seed).decisions));
+  }
+  EXPECT_GT(hashes.size(), 25u);
+}
+
+// Finds the first seed in [from, from + runs) whose random run has a finding.
+std::optional<std::uint64_t> first_finding(std::uint64_t from, std::uint64_t runs,
+                                           const scenarios::two_rank_options& options) {
+  for (std::uint64_t seed = from; seed < from + runs; ++seed) {
+    if (run_random(seed, options).found) return seed;
+  }
+  return std::nullopt;
+}
+
+// The planted use-after-free (decode frees A's destination pages on abort, LIFO hands them
+// to B while A's transfer still writes) is found by random search within 1,000 runs from
+// every one of 20 starting seeds, and the finding names the page, both requests and steps.
+TEST(World, RandomSearchFindsThePlantedUseAfterFreeWithin1000Runs) {
+  constexpr std::uint64_t base_seeds = 20;
+  std::uint64_t total_runs = 0;
+  for (std::uint64_t base = 0; base < base_seeds; ++base) {
+    const std::uint64_t from = 1'000'000 * (base + 1);
+    const auto seed = first_finding(from, 1000, planted_use_after_free());
+    ASSERT_TRUE(seed.has_value()) << "no finding in 1000 runs from seed " << from;
+    total_runs += *seed - from + 1;
+    const run_record run = run_random(*seed, planted_use_after_free());
+    ASSERT_EQ(run.found->invariant, "I1") << run.found->message;
+    EXPECT_NE(run.found->message.find("room 7/gen 0"), std::string::npos) << run.found->message;
+    EXPECT_NE(run.found->message.find("page"), std::string::npos) << run.found->message;
+    EXPECT_NE(run.found->message.find("step"), std::string::npos) << run.found->message;
+  }
+  std::cout << "planted use-after-free: found from all " << base_seeds << " base seeds, "
+            << static_cast<double>(total_runs) / base_seeds << " runs on average\n";
+}
+
+TEST(World, TheUseAfterFreeFindingNamesBothRequests) {
+  const auto seed = first_finding(1, 5000, planted_use_after_free());
+  ASSERT_TRUE(seed.has_value());
+  // Keep searching until the late write lands in B's pages (not only in a free page).
+  std::optional<run_record> both;
+  for (std::uint64_t s = *seed; s < *seed + 20000 && !both; ++s) {
+    run_record run = run_random(s, planted_use_after_free());
+    if (run.found && run.found->message.find("room 7/gen 1") != std::string::npos) both = run;
+  }
+  ASSERT_TRUE(both.has_value());
+  EXPECT_NE(both->found->message.find("room 7/gen 0"), std::string::npos) << both->found->message;
+  EXPECT_FALSE(both->found->evidence.empty());
+}
+
+TEST(World, StrictReplayReproducesEventsAndFinding) {
+  const auto seed = first_finding(1, 5000, planted_use_after_free());
+  ASSERT_TRUE(seed.has_value());
+  const run_record original = run_random(*seed, planted_use_after_free());
+  replay again(original.decisions, replay_mode::strict);
+  const run_record replayed = run_two_rank(again, *seed, planted_use_after_free());
+  EXPECT_FALSE(replayed.diverged.has_value());
+  EXPECT_EQ(replayed.decisions, original.decisions);
+  EXPECT_EQ(replayed.event_lines, original.event_lines);
+  ASSERT_TRUE(replayed.found.has_value());
+  EXPECT_EQ(*replayed.found, *original.found);
+}
+
+TEST(World, StrictReplayOfDecisionsThatNoLongerFitReportsTheDivergence) {
+  const run_record original = run_random(11);
+  std::vector<decision> edited = original.decisions;
+  // Claim that at decision 5 an actor ran that is not among the options offered there.
+  for (decision& d : edited) {
+    if (d.kind == decision_kind::schedule && &d >= &edited[5]) {
+      d.subject = 999;
+      break;
+    }
+  }
+  replay again(edited, replay_mode::strict);
+  const run_record replayed = run_two_rank(again, 11, {});
+  EXPECT_EQ(replayed.outcome.end, run_end::diverged);
+  ASSERT_TRUE(replayed.diverged.has_value());
+  EXPECT_GE(replayed.diverged->decision_index, 5u);
+  EXPECT_NE(replayed.diverged->expected.find("subject 999"), std::string::npos);
+  EXPECT_NE(replayed.diverged->actual.find("schedule among"), std::string::npos);
+}
+
+TEST(World, StrictReplayOfATruncatedListDiverges) {
+  const run_record original = run_random(12);
+  std::vector<decision> prefix(original.decisions.begin(), original.decisions.begin() + 10);
+  replay again(prefix, replay_mode::strict);
+  const run_record replayed = run_two_rank(again, 12, {});
+  ASSERT_TRUE(replayed.diverged.has_value());
+  EXPECT_EQ(replayed.diverged->decision_index, 10u);
+  EXPECT_NE(replayed.diverged->expected.find("no more decisions"), std::string::npos);
+}
+
+TEST(World, StrictReplayOfAListWithLeftoverDecisionsDiverges) {
+  const run_record original = run_random(13);
+  std::vector<decision> longer = original.decisions;
+  longer.push_back(longer.back());
+  replay again(longer, replay_mode::strict);
+  const run_record replayed = run_two_rank(again, 13, {});
+  ASSERT_TRUE(replayed.diverged.has_value());
+  EXPECT_NE(replayed.diverged->actual.find("the run ended"), std::string::npos);
+}
+
+TEST(World, LenientReplayFinishesTheRunAfterThePrefix) {
+  const run_record original = run_random(14);
+  std::vector<decision> prefix(original.decisions.begin(), original.decisions.begin() + 10);
+  replay again(prefix, replay_mode::lenient, std::make_unique<random_walk>(777));
+  const run_record replayed = run_two_rank(again, 14, {});
+  EXPECT_FALSE(replayed.diverged.has_value());
+  EXPECT_EQ(replayed.outcome.end, run_end::quiescent);
+  EXPECT_EQ(again.replayed(), 10u);
+  EXPECT_TRUE(std::equal(prefix.begin(), prefix.end(), replayed.decisions.begin()));
+}
+
+TEST(World, APlantedCollectiveMismatchIsADeadlockWithAWaitForGraph) {
+  scenarios::two_rank_options options;
+  options.skip_final_barrier = true;
+  const run_record run = run_random(21, options);
+  ASSERT_TRUE(run.found.has_value());
+  EXPECT_EQ(run.found->invariant, "deadlock");
+  EXPECT_NE(run.found->message.find("r0.prefill.0 waits on collective g0 seq 2 barrier"),
+            std::string::npos)
+      << run.found->message;
+  const auto& details = run.found->details;
+  EXPECT_NE(std::find(details.begin(), details.end(), "r1.decode.0 has returned"), details.end());
+  EXPECT_NE(std::find(details.begin(), details.end(),
+                      "group g0 collective #2 (barrier): entered by [r0], never entered by [r1]"),
+            details.end());
+}
+
+TEST(World, APlantedLeakIsFoundAtQuiescence) {
+  scenarios::two_rank_options options;
+  options.leak_request_b = true;
+  const run_record run = run_random(22, options);
+  ASSERT_TRUE(run.found.has_value());
+  EXPECT_EQ(run.found->invariant, "I8");
+  EXPECT_NE(run.found->message.find("room 7/gen 1"), std::string::npos) << run.found->message;
+}
+
+TEST(World, TheStepLimitCatchesALivelock) {
+  random_walk chooser(1);
+  world w(chooser, world_config{100, 64 * 1024, {}});
+  w.spawn({0, "spinner", 0}, [&w] {
+    for (;;) w.step();
+  });
+  const run_outcome outcome = w.run();
+  EXPECT_EQ(outcome.end, run_end::finding);
+  EXPECT_EQ(w.found()->invariant, "livelock");
+  EXPECT_EQ(outcome.steps, 100u);
+}
+
+TEST(World, AnActorThatThrowsIsAFindingNotACrash) {
+  random_walk chooser(1);
+  world w(chooser, world_config{});
+  w.spawn({0, "thrower", 0}, [&w] {
+    w.step();
+    throw std::runtime_error("boom");
+  });
+  w.spawn({1, "bystander", 0}, [&w] {
+    for (int i = 0; i < 50; ++i) w.step();
+  });
+  EXPECT_EQ(w.run().end, run_end::finding);
+  EXPECT_EQ(w.found()->invariant, "crash");
+  EXPECT_NE(w.found()->message.find("r0.thrower.0 threw: boom"), std::string::npos);
+}
+
+TEST(World, VirtualTimeJumpsWhenEveryoneWaits) {
+  random_walk chooser(1);
+  world w(chooser, world_config{});
+  std::uint64_t woke_at = 0;
+  w.spawn({0, "sleeper", 0}, [&w, &woke_at] {
+    w.sleep_for(1'000'000);
+    woke_at = w.now_us();
+  });
+  EXPECT_EQ(w.run().end, run_end::quiescent);
+  EXPECT_EQ(woke_at, 1'000'000u);
+}
+
+TEST(World, ManyWorldsRunOneAfterAnotherInOneThread) {
+  for (std::uint64_t seed = 1; seed <= 2000; ++seed) {
+    ASSERT_EQ(run_random(seed).outcome.end, run_end::quiescent) << seed;
+  }
+}
+
+}  // namespace
+}  // namespace kvsim::sim
