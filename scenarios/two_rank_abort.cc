@@ -1,6 +1,7 @@
 #include "scenarios/two_rank_abort.h"
 
 #include <map>
+#include <set>
 #include <vector>
 
 #include "core/kv_status.h"
@@ -21,8 +22,9 @@ using core::room_key;
 
 constexpr core::rank_id prefill_rank = 0;
 constexpr core::rank_id decode_rank = 1;
-constexpr room_key request_a{7, 0};
-constexpr room_key request_b{7, 1};  // the router reuses room id 7
+// Round r: request A is (room 7, generation 2r), request B reuses the room id as 2r + 1.
+constexpr room_key request_a(std::uint32_t round) { return {7, 2 * round}; }
+constexpr room_key request_b(std::uint32_t round) { return {7, 2 * round + 1}; }
 // One iteration of decode's event loop takes virtual time, so a poll loop never starves
 // delayed deliveries (time advances only when nothing can run).
 constexpr std::uint64_t decode_poll_interval_us = 5;
@@ -59,79 +61,76 @@ struct two_rank_abort_world::parts {
     world.spawn({decode_rank, "decode", 0}, [this] { decode_scheduler(); });
   }
 
-  // Prefill's bootstrap thread: metadata and ABORT for request A; "status" ends it.
+  // Prefill's bootstrap thread: metadata and ABORT per request; "status" ends it.
   void prefill_control() {
     core::messenger& inbox = network.endpoint(prefill_rank);
     for (;;) {
       const control_message message = inbox.receive();
       if (message.kind == control_kind::status) return;
-      if (message.key != request_a) continue;
-      if (message.kind == control_kind::metadata && !metadata) {
-        metadata = message.pages;
+      if (message.kind == control_kind::metadata && !metadata.contains(message.key)) {
+        metadata[message.key] = message.pages;
       } else if (message.kind == control_kind::abort) {
-        abort_requested = true;
-        // Drained already (scheduler finished A): the drain-ACK can go at once.
-        if (prefill_done) ack_abort();
+        abort_requested.insert(message.key);
+        // Drained already (the scheduler finished this request): the drain-ACK goes at once.
+        if (prefill_done.contains(message.key)) ack_abort(message.key);
       }
       prefill_inbox.notify_all();
     }
   }
 
-  void ack_abort() {
-    if (ack_sent) return;
-    ack_sent = true;
-    network.endpoint(prefill_rank).send(decode_rank, {control_kind::abort_ack, prefill_rank,
-                                                      request_a, std::nullopt, {}});
+  void ack_abort(room_key key) {
+    if (!ack_sent.insert(key).second) return;
+    network.endpoint(prefill_rank).send(decode_rank, {control_kind::abort_ack, prefill_rank, key,
+                                                      std::nullopt, {}});
   }
 
   void prefill_scheduler() {
-    const auto source = prefill_ledger.allocate(request_a, options.pages_per_request).value();
-    for (std::uint32_t j = 0; j < source.size(); ++j) {
-      prefill_memory.write_canary(source[j], request_a, j);
-    }
-    while (!metadata && !abort_requested) prefill_inbox.wait();
+    for (std::uint32_t round = 0; round < options.requests; ++round) prefill_one(request_a(round));
+  }
+
+  void prefill_one(room_key a) {
+    const auto source = prefill_ledger.allocate(a, options.pages_per_request).value();
+    for (std::uint32_t j = 0; j < source.size(); ++j) prefill_memory.write_canary(source[j], a, j);
+    while (!metadata.contains(a) && !abort_requested.contains(a)) prefill_inbox.wait();
     core::kv_status status = core::kv_status::failed;
-    if (!abort_requested) {
+    if (!abort_requested.contains(a)) {
       const core::lease_id lease =
-          prefill_ledger.lease(request_a, core::lease_role::source, source).value();
-      const auto handle =
-          engine.submit({request_a, decode_rank, source, *metadata});
+          prefill_ledger.lease(a, core::lease_role::source, source).value();
+      const auto handle = engine.submit({a, decode_rank, source, metadata.at(a)});
       const core::transfer_poll outcome = engine.wait(handle);
       (void)prefill_ledger.end_lease(lease);
-      if (outcome == core::transfer_poll::succeeded && !abort_requested) {
+      if (outcome == core::transfer_poll::succeeded && !abort_requested.contains(a)) {
         status = core::kv_status::success;
       }
     }
-    prefill_done = true;
-    if (abort_requested) {
-      ack_abort();
+    prefill_done.insert(a);
+    if (abort_requested.contains(a)) {
+      ack_abort(a);
     } else {
       network.endpoint(prefill_rank).send(decode_rank, {control_kind::chunk_ready, prefill_rank,
-                                                        request_a, std::nullopt, {}});
+                                                        a, std::nullopt, {}});
     }
-    (void)prefill_ledger.release_all(request_a);
+    (void)prefill_ledger.release_all(a);
     group.member(prefill_rank).all_reduce(as_value(status), core::reduce_op::min);
     group.member(prefill_rank).barrier();
   }
 
-  // Waits for the next message about request A of one of `kinds`.
-  control_message decode_wait_for(std::initializer_list<control_kind> kinds) {
+  // Waits for the next message about request `a` of kind `kind`.
+  void decode_wait_for(room_key a, control_kind kind) {
     core::messenger& inbox = network.endpoint(decode_rank);
     for (;;) {
-      control_message message = inbox.receive();
-      for (control_kind kind : kinds) {
-        if (message.kind == kind && message.key == request_a) return message;
-      }
+      const control_message message = inbox.receive();
+      if (message.kind == kind && message.key == a) return;
     }
   }
 
   // Decode's scheduler loop: polls its inbox once per iteration, like SGLang's event loop;
   // each iteration is also a chance for the client to abort A (an abort fault), so an abort
   // can land before, during or after A's transfer.
-  bool decode_waits_for_a() {
+  bool decode_waits_for(room_key a) {
     for (;;) {
       while (auto message = network.try_receive(decode_rank)) {
-        if (message->key == request_a && message->kind == control_kind::chunk_ready) return true;
+        if (message->key == a && message->kind == control_kind::chunk_ready) return true;
       }
       if (world.fault(sim::fault_kind::abort)) return false;
       world.sleep_for(decode_poll_interval_us);
@@ -139,43 +138,47 @@ struct two_rank_abort_world::parts {
   }
 
   void decode_scheduler() {
+    for (std::uint32_t round = 0; round < options.requests; ++round) decode_one(round);
+    network.endpoint(decode_rank).send(prefill_rank, {control_kind::status, decode_rank,
+                                                      request_a(0), std::nullopt, {}});
+  }
+
+  void decode_one(std::uint32_t round) {
+    const room_key a = request_a(round);
+    const room_key b = request_b(round);
     core::messenger& outbox = network.endpoint(decode_rank);
-    const auto destination = decode_ledger.allocate(request_a, options.pages_per_request).value();
-    outbox.send(prefill_rank, {control_kind::metadata, decode_rank, request_a, std::nullopt,
-                               destination});
+    const auto destination = decode_ledger.allocate(a, options.pages_per_request).value();
+    outbox.send(prefill_rank, {control_kind::metadata, decode_rank, a, std::nullopt, destination});
     core::kv_status status = core::kv_status::success;
-    if (decode_waits_for_a()) {
-      for (std::uint32_t j = 0; j < destination.size(); ++j) {
-        decode_memory.verify(destination[j], request_a, j);
-      }
-      (void)decode_ledger.release_all(request_a);
+    if (decode_waits_for(a)) {
+      for (std::uint32_t j = 0; j < destination.size(); ++j) decode_memory.verify(destination[j], a, j);
+      (void)decode_ledger.release_all(a);
     } else {
       status = core::kv_status::failed;
-      outbox.send(prefill_rank, {control_kind::abort, decode_rank, request_a, std::nullopt, {}});
+      outbox.send(prefill_rank, {control_kind::abort, decode_rank, a, std::nullopt, {}});
       if (options.release_before_drain) {
         // The historical path: free on abort and move on; the ACK, whenever it comes, is
         // never waited for.
-        (void)decode_ledger.release_all(request_a);
+        (void)decode_ledger.release_all(a);
       } else {
         // Prefill may have finished A before the ABORT arrived; either way it answers with
         // exactly one drain-ACK once nothing of A is in flight.
-        decode_wait_for({control_kind::abort_ack});
-        (void)decode_ledger.release_all(request_a);
+        decode_wait_for(a, control_kind::abort_ack);
+        (void)decode_ledger.release_all(a);
       }
     }
 
-    // Request B reuses room id 7; its KV is produced here one page per step, then read back.
-    const auto pages_b = decode_ledger.allocate(request_b, options.pages_per_request).value();
+    // Request B reuses A's room id; its KV is produced here one page per step, then read back.
+    const auto pages_b = decode_ledger.allocate(b, options.pages_per_request).value();
     for (std::uint32_t j = 0; j < pages_b.size(); ++j) {
-      decode_memory.write_canary(pages_b[j], request_b, j);
+      decode_memory.write_canary(pages_b[j], b, j);
       world.step();
     }
-    for (std::uint32_t j = 0; j < pages_b.size(); ++j) decode_memory.verify(pages_b[j], request_b, j);
-    if (!options.leak_request_b) (void)decode_ledger.release_all(request_b);
+    for (std::uint32_t j = 0; j < pages_b.size(); ++j) decode_memory.verify(pages_b[j], b, j);
+    if (!options.leak_request_b) (void)decode_ledger.release_all(b);
 
     group.member(decode_rank).all_reduce(as_value(status), core::reduce_op::min);
     if (!options.skip_final_barrier) group.member(decode_rank).barrier();
-    outbox.send(prefill_rank, {control_kind::status, decode_rank, request_a, std::nullopt, {}});
   }
 
   two_rank_options options;
@@ -188,10 +191,10 @@ struct two_rank_abort_world::parts {
   sim::sim_transfer_engine engine;
   sim::collective_group group;
   sim::wait_queue prefill_inbox;
-  std::optional<std::vector<page_index>> metadata;
-  bool abort_requested = false;
-  bool prefill_done = false;
-  bool ack_sent = false;
+  std::map<room_key, std::vector<page_index>> metadata;
+  std::set<room_key> abort_requested;
+  std::set<room_key> prefill_done;
+  std::set<room_key> ack_sent;
 };
 
 two_rank_abort_world::two_rank_abort_world(sim::strategy& chooser, std::uint64_t seed,
@@ -212,6 +215,7 @@ nlohmann::json two_rank_abort_world::describe() const {
                         {"pool_pages", o.pool_pages},
                         {"page_bytes", o.page_bytes},
                         {"pages_per_request", o.pages_per_request},
+                        {"requests", o.requests},
                         {"planted", {{"release_before_drain", o.release_before_drain},
                                      {"skip_final_barrier", o.skip_final_barrier},
                                      {"leak_request_b", o.leak_request_b}}},

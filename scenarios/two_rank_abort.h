@@ -9,7 +9,7 @@
 //  - release_before_drain: decode frees A's destination pages as soon as it sends ABORT
 //    (DOMAIN.md B1/B2) instead of after prefill's drain-ACK; LIFO hands them to B while A's
 //    transfer may still write them: a use-after-free (I1) and foreign bytes in B (I7);
-//  - skip_final_barrier: decode returns before the barrier prefill enters (I5, a deadlock);
+//  - skip_final_barrier: decode skips the barrier prefill enters (I5, a deadlock);
 //  - leak_request_b: decode never releases B's pages (I8).
 #include <cstdint>
 #include <memory>
@@ -26,6 +26,7 @@ struct two_rank_options {
   bool skip_final_barrier = false;
   bool leak_request_b = false;
   std::uint32_t pages_per_request = 2;
+  std::uint32_t requests = 1;  // rounds of (A, B) back to back; >1 for benchmarks
   std::uint32_t pool_pages = 4;
   std::uint32_t page_bytes = 64;
   std::uint64_t step_limit = 5'000;

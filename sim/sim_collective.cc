@@ -75,9 +75,7 @@ std::int64_t collective_group::enter(core::rank_id rank, std::uint64_t sequence,
     slot.complete = true;
     waiters_.notify_all();
   }
-  const std::string reason = "collective g" + std::to_string(id_) + " seq " +
-                             std::to_string(sequence) + " " + to_string(op) + " on rank " +
-                             std::to_string(rank);
+  const wait_reason reason{wait_kind::collective, to_string(op), id_, sequence, rank};
   while (!open_[sequence].complete) waiters_.wait(reason);
   arrival& done = open_[sequence];
   const std::int64_t result = done.result;

@@ -89,8 +89,7 @@ bool sim_transfer_engine::cancel(core::transfer_handle handle) {
 }
 
 core::transfer_poll sim_transfer_engine::wait(core::transfer_handle handle) {
-  const std::string reason = "transfer " + std::to_string(handle) + " of rank " +
-                             std::to_string(rank_) + " to end";
+  const wait_reason reason{wait_kind::transfer_end, "", handle, rank_, 0};
   while (transfers_.at(handle).state == core::transfer_poll::in_flight) ended_.wait(reason);
   return transfers_.at(handle).state;
 }

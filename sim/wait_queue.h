@@ -14,12 +14,9 @@ class wait_queue {
 
   // Blocks the current actor until notified (or the deadline passes: then true).
   bool wait(std::optional<std::uint64_t> deadline_us = std::nullopt) {
-    waiters_.push_back(world_.current());
-    const bool timed_out = world_.block(reason_, deadline_us);
-    std::erase(waiters_, world_.current());
-    return timed_out;
+    return wait(wait_reason{wait_kind::queue, reason_.c_str(), 0, 0, 0}, deadline_us);
   }
-  bool wait(const std::string& reason, std::optional<std::uint64_t> deadline_us = std::nullopt) {
+  bool wait(const wait_reason& reason, std::optional<std::uint64_t> deadline_us = std::nullopt) {
     waiters_.push_back(world_.current());
     const bool timed_out = world_.block(reason, deadline_us);
     std::erase(waiters_, world_.current());

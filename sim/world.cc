@@ -70,7 +70,7 @@ void world::run_actor(actor_id id) {
                         {}});
     }
   }
-  actors_[id].state = actor_state::finished;
+  set_state(id, actor_state::finished);
   current_ = id;
   emit(actor_finished{cancelled});
 }
@@ -89,15 +89,10 @@ run_outcome world::run() {
   // Teardown: unwind every actor that has not returned, in id order, then let Boost's
   // dispatcher release the finished fibers (their stacks go back to the pool).
   cancelling_ = true;
-  for (actor_record& actor : actors_) {
-    if (actor.state != actor_state::finished) actor.state = actor_state::ready;
+  for (actor_id id = 0; id < actors_.size(); ++id) {
+    if (actors_[id].state != actor_state::finished) set_state(id, actor_state::ready);
   }
-  for (;;) {
-    boost::this_fiber::yield();
-    bool all_finished = true;
-    for (const actor_record& actor : actors_) all_finished &= actor.state == actor_state::finished;
-    if (all_finished) break;
-  }
+  while (unfinished_ > 0) boost::this_fiber::yield();
   boost::this_fiber::yield();
   boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
 
@@ -115,7 +110,7 @@ void world::awakened(boost::fibers::context* context) {
   }
   if (spawning_ != no_actor && actors_[spawning_].context == nullptr) {
     actors_[spawning_].context = context;
-    actors_[spawning_].state = actor_state::ready;
+    set_state(spawning_, actor_state::ready);
     return;
   }
   // Our actors are only ever made ready by the world itself, never through Boost.
@@ -136,33 +131,29 @@ void world::suspend_current() {
 void world::step() {
   throw_if_cancelled();
   KVSIM_SIM_ASSERT(current_ != no_actor, "step() outside an actor");
-  actors_[current_].state = actor_state::ready;
+  set_state(current_, actor_state::ready);
   suspend_current();
 }
 
-bool world::block(std::string reason, std::optional<std::uint64_t> deadline_us) {
+bool world::block(const wait_reason& reason, std::optional<std::uint64_t> deadline_us) {
   throw_if_cancelled();
   KVSIM_SIM_ASSERT(current_ != no_actor, "block() outside an actor");
   actor_record& self = actors_[current_];
-  self.state = actor_state::blocked;
-  self.waiting_on = std::move(reason);
+  self.waiting_on = reason;
   self.wake_at_us = deadline_us;
   self.timed_out = false;
+  set_state(current_, actor_state::blocked);
   suspend_current();
   return actors_[current_].timed_out;
 }
 
 void world::wake(actor_id actor) {
-  actor_record& record = actors_[actor];
-  if (record.state != actor_state::blocked) return;  // already woken (e.g. by its deadline)
-  record.state = actor_state::ready;
-  record.wake_at_us.reset();
-  record.waiting_on.clear();
+  if (actors_[actor].state != actor_state::blocked) return;  // already woken (its deadline)
+  set_state(actor, actor_state::ready);
 }
 
 void world::sleep_for(std::uint64_t duration_us) {
-  block("sleeping until t=" + std::to_string(now_us_ + duration_us) + "us",
-        now_us_ + duration_us);
+  block(wait_reason{wait_kind::sleep, "", now_us_ + duration_us, 0, 0}, now_us_ + duration_us);
 }
 
 bool world::fault(fault_kind kind) {
@@ -220,11 +211,7 @@ void world::feed_checkers() {
 
 bool world::advance_time() {
   std::optional<std::uint64_t> next;
-  for (const actor_record& actor : actors_) {
-    if (actor.state == actor_state::blocked && actor.wake_at_us) {
-      next = next ? std::min(*next, *actor.wake_at_us) : *actor.wake_at_us;
-    }
-  }
+  if (!timers_.empty()) next = timers_.begin()->first;
   for (const auto& [id, delivery] : deliveries_) {
     if (delivery.ready_at_us > now_us_) {
       next = next ? std::min(*next, delivery.ready_at_us) : delivery.ready_at_us;
@@ -232,15 +219,38 @@ bool world::advance_time() {
   }
   if (!next) return false;
   now_us_ = std::max(now_us_, *next);
-  for (actor_record& actor : actors_) {
-    if (actor.state == actor_state::blocked && actor.wake_at_us && *actor.wake_at_us <= now_us_) {
-      actor.state = actor_state::ready;
-      actor.timed_out = true;
-      actor.wake_at_us.reset();
-      actor.waiting_on.clear();
-    }
+  while (!timers_.empty() && timers_.begin()->first <= now_us_) {
+    const actor_id id = timers_.begin()->second;
+    actors_[id].timed_out = true;
+    set_state(id, actor_state::ready);
   }
   return true;
+}
+
+void world::set_state(actor_id id, actor_state next) {
+  actor_record& actor = actors_[id];
+  const actor_state previous = actor.state;
+  if (previous == actor_state::ready) {
+    ready_.erase(std::lower_bound(ready_.begin(), ready_.end(), id));
+  } else if (previous == actor_state::blocked) {
+    if (actor.wake_at_us) timers_.erase({*actor.wake_at_us, id});
+    if (next != actor_state::blocked) {
+      actor.wake_at_us.reset();
+      actor.waiting_on = wait_reason{};
+    }
+  }
+  if (previous == actor_state::created || previous == actor_state::finished) {
+    KVSIM_SIM_ASSERT(previous != actor_state::finished, "a finished actor cannot change state");
+    ++unfinished_;
+  }
+  actor.state = next;
+  if (next == actor_state::ready) {
+    ready_.insert(std::lower_bound(ready_.begin(), ready_.end(), id), id);
+  } else if (next == actor_state::blocked && actor.wake_at_us) {
+    timers_.insert({*actor.wake_at_us, id});
+  } else if (next == actor_state::finished) {
+    --unfinished_;
+  }
 }
 
 void world::stop_with_deadlock() {
@@ -250,8 +260,8 @@ void world::stop_with_deadlock() {
     const actor_record& actor = actors_[id];
     if (actor.state == actor_state::blocked) {
       if (!waiting.empty()) waiting += "; ";
-      waiting += to_string(actor.name) + " waits on " + actor.waiting_on;
-      f.details.push_back(to_string(actor.name) + " waits on " + actor.waiting_on);
+      waiting += to_string(actor.name) + " waits on " + describe(actor.waiting_on);
+      f.details.push_back(to_string(actor.name) + " waits on " + describe(actor.waiting_on));
     } else if (actor.state == actor_state::finished) {
       f.details.push_back(to_string(actor.name) + " has returned");
     }
@@ -271,13 +281,11 @@ actor_id world::finish_running() {
 }
 
 boost::fibers::context* world::pick_during_teardown() {
-  for (actor_id id = 0; id < actors_.size(); ++id) {
-    actor_record& actor = actors_[id];
-    if (actor.state == actor_state::ready && actor.context != nullptr) {
-      actor.state = actor_state::running;
-      current_ = id;
-      return actor.context;
-    }
+  if (!ready_.empty()) {
+    const actor_id id = ready_.front();
+    set_state(id, actor_state::running);
+    current_ = id;
+    return actors_[id].context;
   }
   if (pinned_ready_.empty()) return nullptr;
   boost::fibers::context* next = pinned_ready_.front();
@@ -317,18 +325,13 @@ actor_id world::decide_next() {
                         {}});
       continue;
     }
-    subjects_.clear();
-    for (actor_id id = 0; id < actors_.size(); ++id) {
-      if (actors_[id].state == actor_state::ready) subjects_.push_back(id);
-    }
+    subjects_.assign(ready_.begin(), ready_.end());
     for (const auto& [id, delivery] : deliveries_) {
       if (delivery.ready_at_us <= now_us_) subjects_.push_back(delivery_bit | id);
     }
     if (subjects_.empty()) {
       if (advance_time()) continue;
-      bool all_finished = true;
-      for (const actor_record& actor : actors_) all_finished &= actor.state == actor_state::finished;
-      if (all_finished) {
+      if (unfinished_ == 0) {
         for (checker* c : checkers_) {
           if (auto f = c->at_quiescence()) {
             stop_with(std::move(*f));
@@ -355,7 +358,7 @@ actor_id world::decide_next() {
       continue;
     }
     const auto id = static_cast<actor_id>(chosen);
-    actors_[id].state = actor_state::running;
+    set_state(id, actor_state::running);
     current_ = id;
     return id;
   }

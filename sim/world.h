@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "sim/fault_profile.h"
 #include "sim/sim_events.h"
 #include "sim/strategy.h"
+#include "sim/wait_reason.h"
 
 namespace kvsim::sim {
 
@@ -73,7 +75,7 @@ class world {
   // A preemption point: the scheduler may now run someone else.
   void step();
   // Suspends the current actor until wake() or, if given, the deadline; true on timeout.
-  bool block(std::string reason, std::optional<std::uint64_t> deadline_us = std::nullopt);
+  bool block(const wait_reason& reason, std::optional<std::uint64_t> deadline_us = std::nullopt);
   void wake(actor_id actor);
   void sleep_for(std::uint64_t duration_us);
   // A fault opportunity: fires with the profile's probability for `kind` under random search.
@@ -113,7 +115,7 @@ class world {
     std::function<void()> body;
     actor_state state = actor_state::created;
     boost::fibers::context* context = nullptr;
-    std::string waiting_on;
+    wait_reason waiting_on;
     std::optional<std::uint64_t> wake_at_us;
     bool timed_out = false;
   };
@@ -153,6 +155,9 @@ class world {
   void run_actor(actor_id id);
   void suspend_current();
   void throw_if_cancelled() const;
+  // Every state change goes through here, so the ready list, the timers and the count of
+  // unfinished actors never disagree with the actor records.
+  void set_state(actor_id id, actor_state next);
   void feed_checkers();
   bool advance_time();
   void stop_with(finding f);
@@ -174,6 +179,9 @@ class world {
   std::size_t events_checked_ = 0;
   std::optional<finding> found_;
   std::vector<std::uint64_t> subjects_;  // scratch for schedule options
+  std::vector<actor_id> ready_;          // ascending ids: the schedule options, in order
+  std::set<std::pair<std::uint64_t, actor_id>> timers_;  // blocked with a deadline
+  std::uint32_t unfinished_ = 0;
 
   boost::fibers::context* main_context_ = nullptr;
   std::vector<boost::fibers::context*> pinned_ready_;  // main and dispatcher contexts
