@@ -4,13 +4,15 @@
 #include <string_view>
 
 #include "tools/kvsim/ledger_demo.h"
+#include "tools/kvsim/sim_demo.h"
 
 namespace {
 
 constexpr std::string_view usage =
     "usage: kvsim <command>\n"
     "commands:\n"
-    "  demo       the page-42 shape on the page ledger, historical vs production release\n"
+    "  demo       the page-42 shape on the page ledger, then a random search on the\n"
+    "             simulator's test world, historical vs production release\n"
     "  --help     this text\n"
     "  --version  the kvsim version\n";
 
@@ -22,7 +24,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string_view command = argv[1];
-  if (command == "demo") return kvsim::tools::run_ledger_demo(std::cout);
+  if (command == "demo") {
+    kvsim::tools::run_ledger_demo(std::cout);
+    return kvsim::tools::run_sim_demo(std::cout);
+  }
   if (command == "--help" || command == "-h") {
     std::cout << usage;
     return 0;
