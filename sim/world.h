@@ -8,7 +8,6 @@
 // A world runs once. Many worlds may exist in one process (one after another on a thread);
 // there is no global state.
 #include <boost/fiber/context.hpp>
-#include <boost/fiber/pooled_fixedsize_stack.hpp>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -24,6 +23,7 @@
 #include "sim/checker.h"
 #include "sim/decision_stream.h"
 #include "sim/fault_profile.h"
+#include "sim/fiber_stacks.h"
 #include "sim/sim_events.h"
 #include "sim/strategy.h"
 #include "sim/wait_reason.h"
@@ -118,6 +118,8 @@ class world {
     wait_reason waiting_on;
     std::optional<std::uint64_t> wake_at_us;
     bool timed_out = false;
+    char* stack_bottom = nullptr;  // lowest address of the actor's fiber stack
+    std::size_t stack_bytes = 0;
   };
 
   struct pending_delivery {
@@ -168,7 +170,7 @@ class world {
   strategy& strategy_;
   world_config config_;
   decision_stream stream_;
-  boost::fibers::pooled_fixedsize_stack stacks_;
+  fiber_stacks stacks_;
   std::deque<actor_record> actors_;  // deque: records never move when actors spawn mid-run
   std::vector<actor_name> names_;
   std::vector<checker*> checkers_;
