@@ -5,15 +5,6 @@
 namespace kvsim::core {
 namespace {
 
-std::string pages_text(const std::vector<page_index>& pages) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < pages.size(); ++i) {
-    if (i != 0) text += ",";
-    text += std::to_string(pages[i]);
-  }
-  return text + "]";
-}
-
 std::string status_text(const std::optional<kv_status>& status) {
   return status ? to_string(*status) : "absent";
 }

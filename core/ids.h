@@ -3,6 +3,7 @@
 // the ledger, the lifetime tracker and the tokens all speak about the same things.
 #include <compare>
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace kvsim::core {
@@ -24,6 +25,9 @@ struct room_key {
 };
 
 std::string to_string(const room_key& key);
+
+// "[3,4,5]": how every event and finding prints a list of pages.
+std::string pages_text(std::span<const page_index> pages);
 
 // Which side of a transfer a lease protects: prefill reads source pages, decode's pages
 // are the destination that the transport writes into.

@@ -102,13 +102,4 @@ std::optional<core::room_key> page_ownership::owner_of(core::rank_id rank,
   return this->page(rank, page).owner;
 }
 
-std::string pages_text(const std::vector<core::page_index>& pages) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < pages.size(); ++i) {
-    if (i != 0) text += ",";
-    text += std::to_string(pages[i]);
-  }
-  return text + "]";
-}
-
 }  // namespace kvsim::properties

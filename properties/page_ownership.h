@@ -23,6 +23,8 @@
 
 namespace kvsim::properties {
 
+using core::pages_text;
+
 // Where an event sits in a run: its schedule step and its position in the event log.
 struct event_mark {
   std::uint64_t step = 0;
@@ -81,6 +83,6 @@ class page_ownership {
 };
 
 // "[3,4]": the page list form that core::describe uses too.
-std::string pages_text(const std::vector<core::page_index>& pages);
+
 
 }  // namespace kvsim::properties

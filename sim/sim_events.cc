@@ -3,8 +3,12 @@
 #include <locale>
 #include <sstream>
 
+#include "sim/one_line.h"
+
 namespace kvsim::sim {
 namespace {
+
+using core::pages_text;
 
 // The core has no names for these port enums (it never prints them); the trace does.
 const char* poll_text(core::transfer_poll poll) {
@@ -35,40 +39,6 @@ const char* control_text(core::control_kind kind) {
       return "chunk_ready";
   }
   return "unknown_control";
-}
-
-std::string pages_text(const std::vector<core::page_index>& pages) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < pages.size(); ++i) {
-    if (i != 0) text += ",";
-    text += std::to_string(pages[i]);
-  }
-  return text + "]";
-}
-
-// Free text (fault descriptions, gate and role names come from scenarios) must not break the
-// one-line-per-event promise: control characters are printed as \n, \t or \xHH.
-std::string one_line(const std::string& text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c == '\\') {
-      out += "\\\\";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += hex[byte >> 4];
-      out += hex[byte & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <system_error>
 
+#include "sim/one_line.h"
+
 namespace kvsim::sim {
 namespace {
 
@@ -22,29 +24,6 @@ constexpr std::array<std::string_view, 14> field_order{
     "format",    "version", "kvsim_version", "scenario",      "variant",
     "strategy",  "seed",    "fault_profile", "decision_hash", "actors",
     "decisions", "steps",   "events",        "finding"};
-
-// Messages are one line: a path or a JSON error detail with a control character in it must
-// not break that, so control characters are printed escaped.
-std::string one_line(std::string_view text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += hex[byte >> 4];
-      out += hex[byte & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
 
 std::string display(const std::filesystem::path& path) { return one_line(path.string()); }
 
