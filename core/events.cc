@@ -5,6 +5,15 @@
 namespace kvsim::core {
 namespace {
 
+std::string ranks_text(const std::vector<rank_id>& ranks) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (i != 0) text += ",";
+    text += std::to_string(ranks[i]);
+  }
+  return text + "]";
+}
+
 std::string status_text(const std::optional<kv_status>& status) {
   return status ? to_string(*status) : "absent";
 }
@@ -83,9 +92,114 @@ struct describer {
     out << "token_rejected " << to_string(e.reason) << " expected=" << to_string(e.expected)
         << " claimed=" << to_string(e.claimed) << " nonce=" << e.nonce;
   }
+  void operator()(const abort_armed& e) const {
+    out << "abort_armed " << to_string(e.key) << " nonce=" << e.nonce << " expecting ranks "
+        << ranks_text(e.expected_ranks);
+  }
+  void operator()(const ack_target_registered& e) const {
+    out << "ack_target_registered " << to_string(e.key) << " decode_rank=" << e.decode_rank
+        << " nonce=" << e.nonce;
+  }
+  void operator()(const drain_ack_sent& e) const {
+    out << "drain_ack_sent " << to_string(e.key) << " to=" << e.to << " nonce=" << e.nonce
+        << (e.room_closed ? " closed" : " open") << " in_flight=" << e.in_flight;
+  }
+  void operator()(const drain_ack_counted& e) const {
+    out << "drain_ack_counted " << to_string(e.key) << " from=" << e.from << " " << e.received
+        << "/" << e.expected;
+  }
+  void operator()(const request_pages_released& e) const {
+    out << "request_pages_released " << to_string(e.key) << " reason=" << to_string(e.reason)
+        << " acks=" << e.acks_received << "/" << e.acks_expected;
+  }
+  void operator()(const deadline_expired& e) const {
+    out << "deadline_expired " << to_string(e.key) << " action=" << to_string(e.action);
+  }
+  void operator()(const request_finished& e) const {
+    out << "request_finished " << to_string(e.key) << " outcome=" << to_string(e.outcome);
+  }
+  void operator()(const prefetch_classified& e) const {
+    out << "prefetch_classified " << to_string(e.key) << " local=" << to_string(e.local);
+  }
+  void operator()(const prefetch_agreed& e) const {
+    out << "prefetch_agreed " << to_string(e.key) << " group_max=" << to_string(e.group_max);
+  }
+  void operator()(const prefetch_revoked& e) const {
+    out << "prefetch_revoked " << to_string(e.key);
+  }
+  void operator()(const host_pages_allocated& e) const {
+    out << "host_pages_allocated " << to_string(e.key) << " " << pages_text(e.pages);
+  }
+  void operator()(const host_pages_freed& e) const {
+    out << "host_pages_freed " << to_string(e.key) << " " << pages_text(e.pages)
+        << " by=" << to_string(e.by);
+  }
+  void operator()(const prefetch_lock_released& e) const {
+    out << "prefetch_lock_released " << to_string(e.key);
+  }
 };
 
 }  // namespace
+
+const char* to_string(release_reason reason) {
+  switch (reason) {
+    case release_reason::completed:
+      return "completed";
+    case release_reason::all_acks:
+      return "all_acks";
+    case release_reason::deadline:
+      return "deadline";
+    case release_reason::local_failure:
+      return "local_failure";
+  }
+  return "unknown";
+}
+
+const char* to_string(deadline_action action) {
+  switch (action) {
+    case deadline_action::quarantined:
+      return "quarantined";
+    case deadline_action::failed_closed:
+      return "failed_closed";
+    case deadline_action::released:
+      return "released";
+  }
+  return "unknown";
+}
+
+const char* to_string(request_outcome outcome) {
+  switch (outcome) {
+    case request_outcome::succeeded:
+      return "succeeded";
+    case request_outcome::aborted:
+      return "aborted";
+    case request_outcome::failed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+const char* to_string(prefetch_state state) {
+  switch (state) {
+    case prefetch_state::missing:
+      return "missing";
+    case prefetch_state::pending:
+      return "pending";
+    case prefetch_state::active:
+      return "active";
+  }
+  return "unknown";
+}
+
+const char* to_string(host_page_owner owner) {
+  switch (owner) {
+    case host_page_owner::scheduler:
+      return "scheduler";
+    case host_page_owner::io_thread:
+      return "io_thread";
+  }
+  return "unknown";
+}
 
 const char* to_string(status_ignore_reason reason) {
   switch (reason) {

@@ -129,12 +129,96 @@ struct token_rejected {
   token_rejection reason = token_rejection::forged;
 };
 
+// --- disaggregated transfer abort protocol (prefill sender, decode receiver) --------------
+// Decode armed an abort: from now on it waits for a drain-ACK from each expected rank.
+struct abort_armed {
+  room_key key;
+  std::vector<rank_id> expected_ranks;
+  std::uint64_t nonce = 0;
+};
+// Prefill registered who must be acknowledged once it has drained `key`.
+struct ack_target_registered {
+  room_key key;
+  rank_id decode_rank = 0;
+  std::uint64_t nonce = 0;
+};
+// Prefill sent a drain-ACK; `room_closed` and `in_flight` say what prefill believed then.
+struct drain_ack_sent {
+  room_key key;
+  rank_id to = 0;
+  std::uint64_t nonce = 0;
+  bool room_closed = false;
+  std::uint32_t in_flight = 0;  // transfers of `key` still running on this rank
+};
+// Decode counted a drain-ACK (each expected rank once).
+struct drain_ack_counted {
+  room_key key;
+  rank_id from = 0;
+  std::uint32_t received = 0;
+  std::uint32_t expected = 0;
+};
+enum class release_reason : std::uint8_t {
+  completed,       // the request finished normally
+  all_acks,        // every expected rank drain-ACKed the abort
+  deadline,        // a deadline expired (only historical variants release here)
+  local_failure,   // a failure decode did not initiate (only historical variants)
+};
+// A side gave back the request's pages to its ledger.
+struct request_pages_released {
+  room_key key;
+  release_reason reason = release_reason::completed;
+  std::uint32_t acks_received = 0;
+  std::uint32_t acks_expected = 0;
+};
+enum class deadline_action : std::uint8_t { quarantined, failed_closed, released };
+struct deadline_expired {
+  room_key key;
+  deadline_action action = deadline_action::quarantined;
+};
+enum class request_outcome : std::uint8_t { succeeded, aborted, failed };
+// The request is over on this rank: the I9 checker wants every request to get here.
+struct request_finished {
+  room_key key;
+  request_outcome outcome = request_outcome::succeeded;
+};
+
+// --- HiCache prefetch abort coordination --------------------------------------------------
+enum class prefetch_state : std::uint8_t { missing = 0, pending = 1, active = 2 };
+struct prefetch_classified {
+  room_key key;
+  prefetch_state local = prefetch_state::missing;
+};
+struct prefetch_agreed {
+  room_key key;
+  prefetch_state group_max = prefetch_state::missing;
+};
+struct prefetch_revoked {
+  room_key key;
+};
+enum class host_page_owner : std::uint8_t { scheduler, io_thread };
+struct host_pages_allocated {
+  room_key key;
+  std::vector<page_index> pages;
+};
+struct host_pages_freed {
+  room_key key;
+  std::vector<page_index> pages;
+  host_page_owner by = host_page_owner::scheduler;
+};
+struct prefetch_lock_released {
+  room_key key;
+};
+
 using event_body =
     std::variant<pages_allocated, allocation_refused, lease_started, lease_ended, lease_quarantined,
                  quarantine_confirmed, release_requested, page_freed, ledger_misuse,
                  room_opened, room_closed, chunk_admitted, chunk_released, room_cleared,
                  tombstone_evicted, lifetime_refused, status_changed, status_update_ignored,
-                 token_issued, token_accepted, token_rejected>;
+                 token_issued, token_accepted, token_rejected, abort_armed,
+                 ack_target_registered, drain_ack_sent, drain_ack_counted,
+                 request_pages_released, deadline_expired, request_finished,
+                 prefetch_classified, prefetch_agreed, prefetch_revoked, host_pages_allocated, host_pages_freed,
+                 prefetch_lock_released>;
 
 struct event {
   rank_id rank = 0;  // the rank whose component decided
@@ -142,6 +226,11 @@ struct event {
 };
 
 const char* to_string(status_ignore_reason reason);
+const char* to_string(release_reason reason);
+const char* to_string(deadline_action action);
+const char* to_string(request_outcome outcome);
+const char* to_string(prefetch_state state);
+const char* to_string(host_page_owner owner);
 
 // One readable line, e.g. "rank 1 lease_started lease=3 room 7/gen 0 destination [4,5]".
 std::string describe(const event& e);
