@@ -1,0 +1,92 @@
+#pragma once
+// A scenario of the catalogue, as data: the world to build (topology), what the clients do
+// (workload), what goes wrong (faults), and what the harness expects (the variant that breaks
+// it and the invariant that must fire). Loaded from JSON by catalogue.h; the schema is
+// documented in scenarios/SCHEMA.md.
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/events.h"
+#include "core/ids.h"
+
+namespace kvsim::scenarios {
+
+enum class scenario_kind : std::uint8_t {
+  transfer,  // disaggregated KV transfer between prefill and decode ranks (B1..B12)
+  prefetch,  // HiCache storage prefetch abort across an attention group (H1..H3)
+};
+
+struct topology_spec {
+  std::uint32_t prefill_ranks = 1;
+  std::uint32_t decode_ranks = 1;
+  std::uint32_t attention_group = 2;  // prefetch: ranks in the group
+  std::uint32_t pages_per_rank = 8;
+  std::uint32_t page_bytes = 64;
+};
+
+// Where in a request's life its abort lands.
+enum class abort_phase : std::uint8_t {
+  before_open,      // the ABORT reaches prefill before the sender for the room exists
+  before_transfer,  // after metadata, before any chunk is queued
+  during_transfer,  // while a chunk's transfer is in flight
+  after_transfer,   // after the last chunk, before decode has seen the end
+  anytime,          // the search decides (an abort fault at every opportunity)
+};
+
+enum class abort_origin : std::uint8_t {
+  decode,   // a client disconnect on decode: ABORT to prefill, drain-ACK back
+  prefill,  // a prefill-side failure (B8): decode learns it from the status
+};
+
+struct request_spec {
+  core::room_id room = 0;                 // generations count up per room automatically
+  std::uint32_t pages = 2;
+  std::uint32_t chunks = 1;               // chunks the pages are sent in
+  std::uint32_t siblings = 1;             // futures per chunk (one per layer group)
+  std::optional<abort_phase> abort;       // empty: the request is not aborted
+  abort_origin origin = abort_origin::decode;
+  std::vector<core::rank_id> abort_from;  // decode ranks that abort (MLA fan-out, B6); empty: all
+  std::optional<std::uint32_t> after;     // index of a request that must end before this starts
+};
+
+struct fault_spec {
+  // Transfer holds (scripted gates): request index, page index it waits before.
+  struct gate_spec {
+    std::uint32_t request = 0;
+    std::uint32_t before_page = 0;
+  };
+  std::vector<gate_spec> gates;
+  bool transfer_stall = false;
+  bool transfer_fail = false;
+  bool transfer_timeout_unconfirmed = false;
+  bool message_delay = false;
+  bool message_duplicate = false;
+  bool message_drop = false;
+  std::optional<std::uint64_t> deadline_us;  // decode's abort deadline; empty: none
+  // prefetch: each rank's local state when the abort arrives (missing, pending, active).
+  std::vector<core::prefetch_state> prefetch_states;
+};
+
+struct expectation_spec {
+  std::string breaking_variant;  // "B1".."H3", or "canary" for the deliberately broken core
+  std::string invariant;         // "I1".."I9"
+};
+
+struct scenario_spec {
+  std::string name;
+  std::string description;
+  scenario_kind kind = scenario_kind::transfer;
+  topology_spec topology;
+  std::vector<request_spec> requests;
+  fault_spec faults;
+  expectation_spec expect;
+  std::uint64_t step_limit = 20'000;
+  std::uint64_t heal_bound_us = 10'000;  // I9: after faults stop, every request ends within this
+};
+
+const char* to_string(scenario_kind kind);
+const char* to_string(abort_phase phase);
+
+}  // namespace kvsim::scenarios
