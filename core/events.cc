@@ -145,6 +145,8 @@ const char* to_string(release_reason reason) {
   switch (reason) {
     case release_reason::completed:
       return "completed";
+    case release_reason::at_abort:
+      return "at_abort";
     case release_reason::all_acks:
       return "all_acks";
     case release_reason::deadline:

@@ -159,6 +159,7 @@ struct drain_ack_counted {
 };
 enum class release_reason : std::uint8_t {
   completed,       // the request finished normally
+  at_abort,        // released the moment the abort was sent (only the historical B1)
   all_acks,        // every expected rank drain-ACKed the abort
   deadline,        // a deadline expired (only historical variants release here)
   local_failure,   // a failure decode did not initiate (only historical variants)

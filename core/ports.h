@@ -14,6 +14,7 @@
 #include "core/abort_token.h"
 #include "core/events.h"
 #include "core/ids.h"
+#include "core/kv_status.h"
 
 namespace kvsim::core {
 
@@ -96,6 +97,7 @@ struct control_message {
   room_key key;
   std::optional<abort_token> token;
   std::vector<page_index> pages;
+  std::optional<kv_status> status;  // kind status: what the sender's side says of the request
 };
 
 class messenger {

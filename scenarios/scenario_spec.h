@@ -24,6 +24,8 @@ struct topology_spec {
   std::uint32_t attention_group = 2;  // prefetch: ranks in the group
   std::uint32_t pages_per_rank = 8;
   std::uint32_t page_bytes = 64;
+
+  friend bool operator==(const topology_spec&, const topology_spec&) = default;
 };
 
 // Where in a request's life its abort lands.
@@ -49,6 +51,8 @@ struct request_spec {
   abort_origin origin = abort_origin::decode;
   std::vector<core::rank_id> abort_from;  // decode ranks that abort (MLA fan-out, B6); empty: all
   std::optional<std::uint32_t> after;     // index of a request that must end before this starts
+
+  friend bool operator==(const request_spec&, const request_spec&) = default;
 };
 
 struct fault_spec {
@@ -56,6 +60,8 @@ struct fault_spec {
   struct gate_spec {
     std::uint32_t request = 0;
     std::uint32_t before_page = 0;
+
+    friend bool operator==(const gate_spec&, const gate_spec&) = default;
   };
   std::vector<gate_spec> gates;
   bool transfer_stall = false;
@@ -67,11 +73,15 @@ struct fault_spec {
   std::optional<std::uint64_t> deadline_us;  // decode's abort deadline; empty: none
   // prefetch: each rank's local state when the abort arrives (missing, pending, active).
   std::vector<core::prefetch_state> prefetch_states;
+
+  friend bool operator==(const fault_spec&, const fault_spec&) = default;
 };
 
 struct expectation_spec {
   std::string breaking_variant;  // "B1".."H3", or "canary" for the deliberately broken core
   std::string invariant;         // "I1".."I9"
+
+  friend bool operator==(const expectation_spec&, const expectation_spec&) = default;
 };
 
 struct scenario_spec {
@@ -84,6 +94,8 @@ struct scenario_spec {
   expectation_spec expect;
   std::uint64_t step_limit = 20'000;
   std::uint64_t heal_bound_us = 10'000;  // I9: after faults stop, every request ends within this
+
+  friend bool operator==(const scenario_spec&, const scenario_spec&) = default;
 };
 
 const char* to_string(scenario_kind kind);

@@ -1,0 +1,80 @@
+#pragma once
+// The decode side of a disaggregated KV transfer, for one decode rank: pre-allocated
+// destination pages, metadata to every prefill rank, and the abort that frees nothing until
+// it is safe. An abort is armed first (token issued, the expected ranks recorded, an event
+// says so) and only then sent; each expected prefill rank's drain-ACK for this exact
+// (room, generation, token) counts once; destination pages go back to the ledger only when
+// every expected rank has drain-ACKed. A deadline that passes quarantines the pages (they
+// stay owned and are never reused) and never frees them; a late ACK still heals it.
+//
+// Single-threaded per rank: the decode scheduler and the decode receiver thread call in turn.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "core/abort_token.h"
+#include "core/page_ledger.h"
+#include "core/ports.h"
+#include "core/variant.h"
+
+namespace kvsim::core {
+
+struct decode_ports {
+  messenger& control;
+  const clock& time;
+  event_sink& events;
+};
+
+struct decode_state {
+  page_ledger& ledger;
+  abort_token_issuer& issuer;
+  abort_token_verifier& tokens;
+};
+
+class decode_receiver {
+ public:
+  decode_receiver(rank_id rank, decode_ports ports, decode_state state, variant v);
+
+  // Destination pages for `key`, fed by `prefill_ranks`; empty when the pool is full.
+  std::optional<std::vector<page_index>> prealloc(room_key key, std::uint32_t pages,
+                                                  std::vector<rank_id> prefill_ranks);
+  void publish(room_key key);  // the pages, to every prefill rank
+  // The client went away: arm, then send ABORT to every prefill rank.
+  void abort(room_key key, std::optional<std::uint64_t> deadline_us);
+  void on_message(const control_message& message);
+  void check_deadlines();
+  // Every prefill rank reported its chunks done (the caller verifies the data, then completes).
+  bool transfer_complete(room_key key) const;
+  void complete(room_key key);
+
+  bool finished(room_key key) const;
+  bool aborting(room_key key) const;
+  const std::vector<page_index>& pages(room_key key) const { return requests_.at(key).pages; }
+
+ private:
+  enum class phase : std::uint8_t { transferring, aborting, quarantined, done };
+  struct request {
+    std::vector<page_index> pages;
+    std::vector<rank_id> prefill_ranks;
+    phase now = phase::transferring;
+    std::optional<abort_token> token;
+    std::set<rank_id> acked;
+    std::set<rank_id> ready;
+    std::optional<std::uint64_t> deadline_us;
+  };
+
+  void arm_and_send_abort(room_key key, std::optional<std::uint64_t> deadline_us);
+  void on_ack(const control_message& ack);
+  void release(room_key key, release_reason reason, request_outcome outcome);
+  void emit(event_body body);
+
+  rank_id rank_;
+  decode_ports ports_;
+  decode_state state_;
+  variant variant_;
+  std::map<room_key, request> requests_;
+};
+
+}  // namespace kvsim::core

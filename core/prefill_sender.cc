@@ -1,0 +1,219 @@
+#include "core/prefill_sender.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace kvsim::core {
+
+// Actor discipline: only the scheduler actor calls open/send_chunk/poll/finish (so `rooms_`
+// entries and their chunk vectors change only between its own port calls); the bootstrap
+// actor's on_abort only adds ACK targets and closes rooms. References into a room therefore
+// stay valid across the port calls inside poll().
+
+prefill_sender::prefill_sender(rank_id rank, prefill_ports ports, prefill_state state, variant v)
+    : rank_(rank), ports_(ports), state_(state), variant_(v) {}
+
+void prefill_sender::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
+
+bool prefill_sender::open(room_key key, std::span<const page_index> source_pages) {
+  if (!state_.lifetimes.open(key)) return false;
+  rooms_[key] = room{{source_pages.begin(), source_pages.end()}, {}, {}, false, false};
+  state_.statuses.update(key, kv_status::bootstrapping);
+  return true;
+}
+
+bool prefill_sender::send_chunk(room_key key, rank_id decode_rank,
+                                std::span<const page_index> source_pages,
+                                std::span<const page_index> destination_pages,
+                                std::uint32_t siblings) {
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end() || source_pages.size() != destination_pages.size() || siblings == 0) {
+    return false;
+  }
+  if (!state_.lifetimes.try_acquire(key)) return false;
+  const auto lease = state_.ledger.lease(key, lease_role::source, source_pages);
+  if (!lease) {
+    (void)state_.lifetimes.release(key);
+    return false;
+  }
+  chunk c;
+  c.decode_rank = decode_rank;
+  c.lease = lease.value();
+  const std::size_t n = std::min<std::size_t>(siblings, source_pages.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t from = i * source_pages.size() / n;
+    const std::size_t to = (i + 1) * source_pages.size() / n;
+    transfer_request request{key, decode_rank,
+                             {source_pages.begin() + from, source_pages.begin() + to},
+                             {destination_pages.begin() + from, destination_pages.begin() + to}};
+    c.siblings.push_back(ports_.transfers.submit(request));
+    c.ended.push_back(false);
+  }
+  rooms_.at(key).chunks.push_back(std::move(c));
+  state_.statuses.update(key, kv_status::transferring);
+  return true;
+}
+
+void prefill_sender::release_chunk(room_key key, chunk& c) {
+  if (c.released) return;
+  c.released = true;
+  (void)state_.ledger.end_lease(c.lease);
+  (void)state_.lifetimes.release(key);
+}
+
+void prefill_sender::poll() {
+  std::vector<room_key> keys;
+  for (const auto& [key, r] : rooms_) keys.push_back(key);
+  for (const room_key& key : keys) {
+    room& r = rooms_.at(key);
+    for (std::size_t ci = 0; ci < r.chunks.size(); ++ci) {
+      chunk& c = r.chunks[ci];
+      for (std::size_t si = 0; si < c.siblings.size(); ++si) {
+        if (c.ended[si]) continue;
+        const transfer_poll outcome = ports_.transfers.poll(c.siblings[si]);
+        bool failed = outcome == transfer_poll::failed;
+        if (outcome == transfer_poll::timed_out_unconfirmed && variant_.has(bug::b12_deadline_release)) {
+          failed = true;  // historical: the deadline's -1 taken as "the copy is over"
+        }
+        if (outcome == transfer_poll::in_flight ||
+            (outcome == transfer_poll::timed_out_unconfirmed && !failed)) {
+          continue;  // not terminal: whatever the transport says, bytes may still move
+        }
+        c.ended[si] = true;
+        if (failed) {
+          c.failed = true;
+          r.any_failed = true;
+          state_.statuses.update(key, kv_status::failed);
+          // Historical: the first failing future returns and the chunk is given up (B4).
+          if (variant_.has(bug::b4_first_sibling_returns)) release_chunk(key, c);
+        }
+      }
+      if (std::all_of(c.ended.begin(), c.ended.end(), [](bool e) { return e; })) {
+        release_chunk(key, c);
+      }
+    }
+    // Historical: Failed means "free the source now", whoever still reads it (B3).
+    if (variant_.has(bug::b3_source_reuse) && state_.statuses.get(key) == kv_status::failed) {
+      for (chunk& c : r.chunks) release_chunk(key, c);
+      (void)state_.ledger.release_all(key);
+    }
+    if (variant_.has(bug::b5_lost_ack_target)) {
+      forget_if_done(key);  // historical: the room is cleared before its ACKs go out
+      if (rooms_.contains(key)) send_due_acks(key);
+    } else {
+      send_due_acks(key);
+      forget_if_done(key);
+    }
+  }
+}
+
+bool prefill_sender::in_flight(room_key key) const {
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end()) return false;
+  return std::any_of(it->second.chunks.begin(), it->second.chunks.end(),
+                     [](const chunk& c) { return !c.released; });
+}
+
+bool prefill_sender::drained(room_key key) const {
+  return state_.lifetimes.is_closed(key) && state_.lifetimes.pending_leases(key) == 0 &&
+         !in_flight(key);
+}
+
+bool prefill_sender::chunk_failed(room_key key) const {
+  const auto it = rooms_.find(key);
+  return it != rooms_.end() && it->second.any_failed;
+}
+
+void prefill_sender::send_ack(room_key key, const ack_target& target) {
+  emit(drain_ack_sent{key, target.decode_rank, target.token.nonce, state_.lifetimes.is_closed(key),
+                      static_cast<std::uint32_t>(in_flight(key) ? 1 : 0)});
+  ports_.control.send(target.decode_rank,
+                      control_message{control_kind::abort_ack, rank_, key, target.token, {}, {}});
+}
+
+void prefill_sender::send_due_acks(room_key key) {
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end() || it->second.ack_targets.empty()) return;
+  // Historical: the ACK went out on receipt, whatever was still writing (B2).
+  if (!drained(key) && !variant_.has(bug::b2_early_ack)) return;
+  const std::vector<ack_target> due = std::exchange(it->second.ack_targets, {});
+  for (const ack_target& target : due) send_ack(key, target);
+}
+
+void prefill_sender::on_abort(const control_message& abort) {
+  if (!abort.token) return;  // an unauthenticated ABORT touches nothing
+  const room_key key = abort.key;
+  if (!state_.tokens.accept(*abort.token, key, abort.from)) return;  // rejection is an event
+  const ack_target target{abort.from, *abort.token};
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end()) {
+    // No sender for this (room, generation): not opened yet, or finished and drained. A
+    // tombstone keeps a late open from ever writing (B10 restores the old: none); nothing of
+    // it is in flight here, so the drain-ACK can go at once.
+    if (!variant_.has(bug::b10_no_tombstone)) (void)state_.lifetimes.close(key);
+    emit(ack_target_registered{key, target.decode_rank, target.token.nonce});
+    send_ack(key, target);
+    return;
+  }
+  const auto register_target = [&] {
+    std::vector<ack_target>& targets = it->second.ack_targets;
+    // Historical: one target per room, so a second decode rank overwrites the first (B6).
+    if (variant_.has(bug::b6_one_ack_target)) targets.clear();
+    targets.push_back(target);
+    emit(ack_target_registered{key, target.decode_rank, target.token.nonce});
+  };
+  const auto fail_logically = [&] {
+    state_.statuses.update(key, kv_status::failed);
+    (void)state_.lifetimes.close(key);
+  };
+  if (variant_.has(bug::b9_target_before_failed)) {
+    // Historical order: the target first, and a drain check that sees an open, idle room.
+    register_target();
+    if (!in_flight(key) || variant_.has(bug::b2_early_ack)) {
+      const std::vector<ack_target> due = std::exchange(it->second.ack_targets, {});
+      for (const ack_target& t : due) send_ack(key, t);
+    }
+    fail_logically();
+    return;
+  }
+  fail_logically();  // phase one: the failure is logical and admission is closed
+  register_target();
+  send_due_acks(key);
+}
+
+void prefill_sender::fail(room_key key) {
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end()) return;
+  it->second.any_failed = true;
+  state_.statuses.update(key, kv_status::failed);
+  (void)state_.lifetimes.close(key);
+}
+
+void prefill_sender::finish(room_key key) {
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end()) return;
+  it->second.finished = true;
+  // Deferred by the ledger while any transfer still holds a lease on them.
+  (void)state_.ledger.release_all(key);
+  if (variant_.has(bug::b7_cleared_room_ack)) {
+    // Historical: the room is cleared at once, outstanding chunk or not.
+    const bool failed = it->second.any_failed;
+    rooms_.erase(it);
+    emit(request_finished{key, failed ? request_outcome::failed : request_outcome::succeeded});
+    return;
+  }
+  forget_if_done(key);
+}
+
+void prefill_sender::forget_if_done(room_key key) {
+  const auto it = rooms_.find(key);
+  if (it == rooms_.end() || !it->second.finished || in_flight(key)) return;
+  if (!it->second.ack_targets.empty() && !variant_.has(bug::b5_lost_ack_target)) return;
+  const bool failed = it->second.any_failed || state_.statuses.get(key) == kv_status::failed;
+  (void)state_.lifetimes.clear(key);
+  state_.statuses.erase(key);
+  rooms_.erase(it);
+  emit(request_finished{key, failed ? request_outcome::aborted : request_outcome::succeeded});
+}
+
+}  // namespace kvsim::core

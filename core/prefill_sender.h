@@ -1,0 +1,97 @@
+#pragma once
+// The prefill side of a disaggregated KV transfer, for one prefill rank: admission through the
+// room lifetime, chunks split into sibling futures that are all joined, and the two-phase
+// abort of DOMAIN.md. An ABORT first makes the failure logical (status Failed, room closed:
+// no new chunk is admitted), then registers the requesting decode rank's drain-ACK target;
+// the drain-ACK for (room, generation, token) goes out only when the room is closed and no
+// chunk of it is in flight on this rank. Source pages go back to the ledger only through
+// release, which the ledger defers while a transfer still holds a lease on them.
+//
+// Single-threaded: the rank's scheduler and bootstrap actors call in turn; blocking lives in
+// the ports. Each historical bug of core/variant.h that lives here is one `if` on `variant_`.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/abort_token.h"
+#include "core/page_ledger.h"
+#include "core/ports.h"
+#include "core/room_lifetimes.h"
+#include "core/transfer_status_table.h"
+#include "core/variant.h"
+
+namespace kvsim::core {
+
+struct prefill_ports {
+  transfer_engine& transfers;
+  messenger& control;
+  event_sink& events;
+};
+
+struct prefill_state {
+  page_ledger& ledger;
+  room_lifetimes& lifetimes;
+  transfer_status_table& statuses;
+  abort_token_verifier& tokens;
+};
+
+class prefill_sender {
+ public:
+  prefill_sender(rank_id rank, prefill_ports ports, prefill_state state, variant v);
+
+  // The sender for `key` exists from here; false when an ABORT came first (tombstone).
+  bool open(room_key key, std::span<const page_index> source_pages);
+  // Queues one chunk to `decode_rank`, split into `siblings` futures. False when the room no
+  // longer admits chunks (closed by an abort) or was never opened.
+  bool send_chunk(room_key key, rank_id decode_rank, std::span<const page_index> source_pages,
+                  std::span<const page_index> destination_pages, std::uint32_t siblings);
+  // Polls every in-flight future once; joins chunks whose futures all ended; sends due ACKs.
+  void poll();
+  // An ABORT from decode (bootstrap thread).
+  void on_abort(const control_message& abort);
+  // A failure decode did not start (transport error, heartbeat loss): Failed, closed.
+  void fail(room_key key);
+  // The scheduler is done with `key`: give source pages back; forget the room once drained.
+  void finish(room_key key);
+
+  bool in_flight(room_key key) const;  // any chunk of `key` still running here
+  bool drained(room_key key) const;    // closed and nothing in flight
+  bool chunk_failed(room_key key) const;
+
+ private:
+  struct chunk {
+    rank_id decode_rank = 0;
+    lease_id lease = 0;
+    std::vector<transfer_handle> siblings;
+    std::vector<bool> ended;
+    bool failed = false;
+    bool released = false;  // lease and admission given back
+  };
+  struct ack_target {
+    rank_id decode_rank = 0;
+    abort_token token;
+  };
+  struct room {
+    std::vector<page_index> source_pages;
+    std::vector<chunk> chunks;
+    std::vector<ack_target> ack_targets;
+    bool any_failed = false;
+    bool finished = false;
+  };
+
+  void release_chunk(room_key key, chunk& c);
+  void send_due_acks(room_key key);
+  void send_ack(room_key key, const ack_target& target);
+  void forget_if_done(room_key key);
+  void emit(event_body body);
+
+  rank_id rank_;
+  prefill_ports ports_;
+  prefill_state state_;
+  variant variant_;
+  std::map<room_key, room> rooms_;
+};
+
+}  // namespace kvsim::core

@@ -1,0 +1,161 @@
+#include "core/decode_receiver.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/fake_ports.h"
+#include "tests/support/recording_sink.h"
+
+namespace kvsim::core {
+namespace {
+
+using testing::fake_clock;
+using testing::fake_messenger;
+using testing::recording_sink;
+
+constexpr rank_id decode_rank = 2;
+const std::vector<rank_id> prefill_ranks{0, 1};
+const room_key request{7, 1};
+const room_key older_request{7, 0};  // the same room id, the request before
+
+cluster_key test_key() {
+  cluster_key key;
+  key.bytes.fill(5);
+  return key;
+}
+
+class DecodeReceiver : public ::testing::Test {
+ protected:
+  explicit DecodeReceiver(variant v = variant::safe())
+      : receiver(decode_rank, {control, clock, sink}, {ledger, issuer, verifier}, v) {}
+
+  void start_and_abort(std::optional<std::uint64_t> deadline_us = std::nullopt) {
+    ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+    receiver.publish(request);
+    receiver.abort(request, deadline_us);
+  }
+  // The drain-ACK prefill rank `from` sends back: it echoes decode's token.
+  control_message ack_from(rank_id from) const {
+    const auto aborts = control.of_kind(control_kind::abort);
+    return control_message{control_kind::abort_ack, from, request, aborts.back().message.token,
+                           {}, {}};
+  }
+
+  recording_sink sink;
+  fake_messenger control;
+  fake_clock clock;
+  page_ledger ledger{decode_rank, 8, sink};
+  abort_token_issuer issuer{decode_rank, test_key(), sink};
+  abort_token_verifier verifier{decode_rank, test_key(), sink};
+  decode_receiver receiver;
+};
+
+TEST_F(DecodeReceiver, TheAbortIsArmedBeforeItIsSent) {
+  start_and_abort();
+  ASSERT_EQ(control.of_kind(control_kind::abort).size(), 2u);
+  const auto armed = sink.last<abort_armed>();
+  ASSERT_TRUE(armed.has_value());
+  EXPECT_EQ(armed->expected_ranks, prefill_ranks);
+  EXPECT_EQ(armed->nonce, control.of_kind(control_kind::abort)[0].message.token->nonce);
+}
+
+TEST_F(DecodeReceiver, PagesAreReleasedOnlyWhenEveryExpectedRankHasAcked) {
+  start_and_abort();
+  receiver.on_message(ack_from(0));
+  receiver.on_message(ack_from(0));  // a duplicate counts once
+  EXPECT_EQ(ledger.free_count(), 5u);
+  EXPECT_FALSE(receiver.finished(request));
+  receiver.on_message(ack_from(1));
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_EQ(sink.last<request_pages_released>()->reason, release_reason::all_acks);
+}
+
+TEST_F(DecodeReceiver, AnAckForTheOlderRequestOnTheSameRoomDoesNotCount) {
+  start_and_abort();
+  control_message stale = ack_from(0);
+  stale.key = older_request;
+  stale.token = issuer.issue(older_request);
+  receiver.on_message(stale);
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 0u);
+}
+
+TEST_F(DecodeReceiver, ADeadlineQuarantinesAndNeverFrees) {
+  start_and_abort(100);
+  clock.now = 150;
+  receiver.check_deadlines();
+  EXPECT_EQ(sink.last<deadline_expired>()->action, deadline_action::quarantined);
+  EXPECT_EQ(ledger.free_count(), 5u);
+  // A late ACK from both ranks still heals the request.
+  receiver.on_message(ack_from(0));
+  receiver.on_message(ack_from(1));
+  EXPECT_EQ(ledger.free_count(), 8u);
+}
+
+TEST_F(DecodeReceiver, APrefillFailureIsDrainedLikeAnAbort) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.on_message(control_message{control_kind::status, 0, request, std::nullopt, {},
+                                      kv_status::failed});
+  EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u);
+  EXPECT_EQ(ledger.free_count(), 5u);
+}
+
+TEST_F(DecodeReceiver, ACompletedRequestReleasesAsCompleted) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  EXPECT_FALSE(receiver.transfer_complete(request));
+  receiver.on_message(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
+  ASSERT_TRUE(receiver.transfer_complete(request));
+  receiver.complete(request);
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(sink.last<request_finished>()->outcome, request_outcome::succeeded);
+}
+
+struct historical : DecodeReceiver {
+  explicit historical(bug b) : DecodeReceiver(variant::with(b)) {}
+};
+struct DecodeReceiverB1 : historical {
+  DecodeReceiverB1() : historical(bug::b1_destination_reuse) {}
+};
+struct DecodeReceiverB8 : historical {
+  DecodeReceiverB8() : historical(bug::b8_local_failure_release) {}
+};
+struct DecodeReceiverB11 : historical {
+  DecodeReceiverB11() : historical(bug::b11_stale_ack) {}
+};
+struct DecodeReceiverB12 : historical {
+  DecodeReceiverB12() : historical(bug::b12_deadline_release) {}
+};
+
+TEST_F(DecodeReceiverB1, HistoricalReleaseAtAbort) {
+  start_and_abort();
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(sink.last<request_pages_released>()->reason, release_reason::at_abort);
+}
+
+TEST_F(DecodeReceiverB8, HistoricalPrefillFailureReleasesAtOnce) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.on_message(control_message{control_kind::status, 0, request, std::nullopt, {},
+                                      kv_status::failed});
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_TRUE(control.of_kind(control_kind::abort).empty());
+}
+
+TEST_F(DecodeReceiverB11, HistoricalStaleAckCountsForTheNewRequest) {
+  start_and_abort();
+  control_message stale = ack_from(0);
+  stale.key = older_request;
+  stale.token = std::nullopt;
+  receiver.on_message(stale);
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 1u);
+}
+
+TEST_F(DecodeReceiverB12, HistoricalDeadlineReleases) {
+  start_and_abort(100);
+  clock.now = 100;
+  receiver.check_deadlines();
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(sink.last<deadline_expired>()->action, deadline_action::released);
+}
+
+}  // namespace
+}  // namespace kvsim::core

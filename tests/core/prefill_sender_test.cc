@@ -1,0 +1,186 @@
+#include "core/prefill_sender.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/fake_ports.h"
+#include "tests/support/recording_sink.h"
+
+namespace kvsim::core {
+namespace {
+
+using testing::fake_messenger;
+using testing::fake_transfers;
+using testing::recording_sink;
+
+constexpr rank_id prefill_rank = 0;
+constexpr rank_id decode_rank = 1;
+constexpr rank_id second_decode_rank = 2;
+const room_key request{7, 0};
+
+cluster_key test_key() {
+  cluster_key key;
+  key.bytes.fill(9);
+  return key;
+}
+
+// One prefill rank with its ledger, lifetimes, statuses and token verifier, and the decode
+// ranks' token issuers (decode makes the tokens prefill checks).
+class PrefillSender : public ::testing::Test {
+ protected:
+  explicit PrefillSender(variant v = variant::safe())
+      : sender(prefill_rank, {transfers, control, sink}, {ledger, lifetimes, statuses, verifier}, v) {}
+
+  std::vector<page_index> open_request() {
+    source = ledger.allocate(request, 4).value();
+    EXPECT_TRUE(sender.open(request, source));
+    return source;
+  }
+  bool send(std::uint32_t siblings) {
+    return sender.send_chunk(request, decode_rank, source, destination, siblings);
+  }
+  control_message abort_from(rank_id decode, abort_token_issuer& issuer) {
+    return control_message{control_kind::abort, decode, request, issuer.issue(request), {}, {}};
+  }
+
+  recording_sink sink;
+  fake_transfers transfers;
+  fake_messenger control;
+  page_ledger ledger{prefill_rank, 8, sink};
+  room_lifetimes lifetimes{prefill_rank, sink, 16};
+  transfer_status_table statuses{prefill_rank, sink};
+  abort_token_verifier verifier{prefill_rank, test_key(), sink};
+  abort_token_issuer decode_tokens{decode_rank, test_key(), sink};
+  abort_token_issuer second_decode_tokens{second_decode_rank, test_key(), sink};
+  prefill_sender sender;
+  std::vector<page_index> source;
+  const std::vector<page_index> destination{10, 11, 12, 13};
+};
+
+TEST_F(PrefillSender, AnAbortDuringATransferIsAcknowledgedOnlyAfterTheDrain) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  EXPECT_EQ(statuses.get(request), kv_status::failed);
+  EXPECT_TRUE(lifetimes.is_closed(request));
+  sender.poll();
+  EXPECT_TRUE(control.of_kind(control_kind::abort_ack).empty()) << "ACK before the copy ended";
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  const auto acks = control.of_kind(control_kind::abort_ack);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].to, decode_rank);
+  EXPECT_TRUE(acks[0].message.token.has_value());
+  EXPECT_TRUE(sink.last<drain_ack_sent>()->room_closed);
+}
+
+TEST_F(PrefillSender, AClosedRoomAdmitsNoChunk) {
+  open_request();
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  EXPECT_FALSE(send(1));
+  EXPECT_TRUE(transfers.submitted.empty());
+  EXPECT_EQ(sink.last<lifetime_refused>()->error, lifetime_error::room_closed);
+}
+
+TEST_F(PrefillSender, SourcePagesStayLeasedUntilEverySiblingEnds) {
+  open_request();
+  ASSERT_TRUE(send(2));
+  ASSERT_EQ(transfers.submitted.size(), 2u);
+  transfers.end(1, transfer_poll::failed);
+  sender.poll();
+  sender.finish(request);
+  EXPECT_EQ(ledger.retiring_count(), 4u) << "a sibling still reads: nothing may be freed";
+  transfers.end(2, transfer_poll::succeeded);
+  sender.poll();
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(sink.last<request_finished>()->outcome, request_outcome::aborted);
+}
+
+TEST_F(PrefillSender, ATimedOutPollIsNotTheEndOfTheCopy) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  transfers.end(1, transfer_poll::timed_out_unconfirmed);
+  sender.poll();
+  sender.finish(request);
+  EXPECT_TRUE(sender.in_flight(request));
+  EXPECT_EQ(ledger.free_count(), 4u);
+}
+
+TEST_F(PrefillSender, AnAbortBeforeOpenLeavesATombstoneAndIsAcknowledgedAtOnce) {
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  EXPECT_EQ(control.of_kind(control_kind::abort_ack).size(), 1u);
+  source = ledger.allocate(request, 4).value();
+  EXPECT_FALSE(sender.open(request, source)) << "the late sender must never start";
+}
+
+TEST_F(PrefillSender, ForgedAndDuplicatedAbortsTouchNothing) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  control_message forged = abort_from(decode_rank, decode_tokens);
+  forged.token->mac[0] ^= 1;
+  sender.on_abort(forged);
+  EXPECT_TRUE(lifetimes.is_admitting(request));
+  const control_message genuine = abort_from(decode_rank, decode_tokens);
+  sender.on_abort(genuine);
+  sender.on_abort(genuine);
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  EXPECT_EQ(control.of_kind(control_kind::abort_ack).size(), 1u);
+}
+
+TEST_F(PrefillSender, EveryAbortingDecodeRankGetsItsOwnAck) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  sender.on_abort(abort_from(second_decode_rank, second_decode_tokens));
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  const auto acks = control.of_kind(control_kind::abort_ack);
+  ASSERT_EQ(acks.size(), 2u);
+  EXPECT_EQ(acks[0].to, decode_rank);
+  EXPECT_EQ(acks[1].to, second_decode_rank);
+}
+
+class PrefillSenderB2 : public PrefillSender {
+ protected:
+  PrefillSenderB2() : PrefillSender(variant::with(bug::b2_early_ack)) {}
+};
+
+TEST_F(PrefillSenderB2, HistoricalEarlyAckGoesOutWhileTheCopyRuns) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  EXPECT_EQ(control.of_kind(control_kind::abort_ack).size(), 1u);
+  EXPECT_TRUE(sender.in_flight(request));
+}
+
+class PrefillSenderB6 : public PrefillSender {
+ protected:
+  PrefillSenderB6() : PrefillSender(variant::with(bug::b6_one_ack_target)) {}
+};
+
+TEST_F(PrefillSenderB6, HistoricalSingleTargetLeavesTheFirstRankUnacknowledged) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  sender.on_abort(abort_from(second_decode_rank, second_decode_tokens));
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  const auto acks = control.of_kind(control_kind::abort_ack);
+  ASSERT_EQ(acks.size(), 1u);
+  EXPECT_EQ(acks[0].to, second_decode_rank);
+}
+
+class PrefillSenderB10 : public PrefillSender {
+ protected:
+  PrefillSenderB10() : PrefillSender(variant::with(bug::b10_no_tombstone)) {}
+};
+
+TEST_F(PrefillSenderB10, HistoricalAbortBeforeOpenLetsTheLateSenderStart) {
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  source = ledger.allocate(request, 4).value();
+  EXPECT_TRUE(sender.open(request, source));
+  EXPECT_TRUE(send(1)) << "writes after the ACK: decode has already freed these pages";
+}
+
+}  // namespace
+}  // namespace kvsim::core
