@@ -81,7 +81,7 @@ struct two_rank_abort_world::parts {
   void ack_abort(room_key key) {
     if (!ack_sent.insert(key).second) return;
     network.endpoint(prefill_rank).send(decode_rank, {control_kind::abort_ack, prefill_rank, key,
-                                                      std::nullopt, {}});
+                                                      std::nullopt, {}, {}});
   }
 
   void prefill_scheduler() {
@@ -108,7 +108,7 @@ struct two_rank_abort_world::parts {
       ack_abort(a);
     } else {
       network.endpoint(prefill_rank).send(decode_rank, {control_kind::chunk_ready, prefill_rank,
-                                                        a, std::nullopt, {}});
+                                                        a, std::nullopt, {}, {}});
     }
     (void)prefill_ledger.release_all(a);
     group.member(prefill_rank).all_reduce(as_value(status), core::reduce_op::min);
@@ -140,7 +140,7 @@ struct two_rank_abort_world::parts {
   void decode_scheduler() {
     for (std::uint32_t round = 0; round < options.requests; ++round) decode_one(round);
     network.endpoint(decode_rank).send(prefill_rank, {control_kind::status, decode_rank,
-                                                      request_a(0), std::nullopt, {}});
+                                                      request_a(0), std::nullopt, {}, {}});
   }
 
   void decode_one(std::uint32_t round) {
@@ -148,14 +148,14 @@ struct two_rank_abort_world::parts {
     const room_key b = request_b(round);
     core::messenger& outbox = network.endpoint(decode_rank);
     const auto destination = decode_ledger.allocate(a, options.pages_per_request).value();
-    outbox.send(prefill_rank, {control_kind::metadata, decode_rank, a, std::nullopt, destination});
+    outbox.send(prefill_rank, {control_kind::metadata, decode_rank, a, std::nullopt, destination, {}});
     core::kv_status status = core::kv_status::success;
     if (decode_waits_for(a)) {
       for (std::uint32_t j = 0; j < destination.size(); ++j) decode_memory.verify(destination[j], a, j);
       (void)decode_ledger.release_all(a);
     } else {
       status = core::kv_status::failed;
-      outbox.send(prefill_rank, {control_kind::abort, decode_rank, a, std::nullopt, {}});
+      outbox.send(prefill_rank, {control_kind::abort, decode_rank, a, std::nullopt, {}, {}});
       if (options.release_before_drain) {
         // The historical path: free on abort and move on; the ACK, whenever it comes, is
         // never waited for.
