@@ -157,6 +157,11 @@ bool decode_receiver::finished(room_key key) const {
   return it != requests_.end() && it->second.now == phase::done;
 }
 
+bool decode_receiver::quarantined(room_key key) const {
+  const auto it = requests_.find(key);
+  return it != requests_.end() && it->second.now == phase::quarantined;
+}
+
 bool decode_receiver::aborting(room_key key) const {
   const auto it = requests_.find(key);
   return it != requests_.end() &&

@@ -51,6 +51,7 @@ class decode_receiver {
 
   bool finished(room_key key) const;
   bool aborting(room_key key) const;
+  bool quarantined(room_key key) const;
   const std::vector<page_index>& pages(room_key key) const { return requests_.at(key).pages; }
 
  private:

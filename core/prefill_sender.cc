@@ -16,7 +16,11 @@ prefill_sender::prefill_sender(rank_id rank, prefill_ports ports, prefill_state 
 void prefill_sender::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
 
 bool prefill_sender::open(room_key key, std::span<const page_index> source_pages) {
-  if (!state_.lifetimes.open(key)) return false;
+  if (!state_.lifetimes.open(key)) {
+    // Refused (aborted before it existed): the request is over on this rank before it began.
+    emit(request_finished{key, request_outcome::aborted});
+    return false;
+  }
   rooms_[key] = room{{source_pages.begin(), source_pages.end()}, {}, {}, false, false};
   state_.statuses.update(key, kv_status::bootstrapping);
   return true;
@@ -92,18 +96,15 @@ void prefill_sender::poll() {
         release_chunk(key, c);
       }
     }
-    // Historical: Failed means "free the source now", whoever still reads it (B3).
+    // Historical: Failed means "free the source now", whoever still reads it (B3). The
+    // ledger of a B3 world frees leased pages too (release_policy::free_while_leased).
     if (variant_.has(bug::b3_source_reuse) && state_.statuses.get(key) == kv_status::failed) {
-      for (chunk& c : r.chunks) release_chunk(key, c);
       (void)state_.ledger.release_all(key);
     }
-    if (variant_.has(bug::b5_lost_ack_target)) {
-      forget_if_done(key);  // historical: the room is cleared before its ACKs go out
-      if (rooms_.contains(key)) send_due_acks(key);
-    } else {
-      send_due_acks(key);
-      forget_if_done(key);
-    }
+    // Historical: the transfer's end cleared the room, and the ACK target with it (B5).
+    if (variant_.has(bug::b5_lost_ack_target) && !in_flight(key)) r.ack_targets.clear();
+    send_due_acks(key);
+    forget_if_done(key);
   }
 }
 
@@ -208,7 +209,7 @@ void prefill_sender::finish(room_key key) {
 void prefill_sender::forget_if_done(room_key key) {
   const auto it = rooms_.find(key);
   if (it == rooms_.end() || !it->second.finished || in_flight(key)) return;
-  if (!it->second.ack_targets.empty() && !variant_.has(bug::b5_lost_ack_target)) return;
+  if (!it->second.ack_targets.empty()) return;
   const bool failed = it->second.any_failed || state_.statuses.get(key) == kv_status::failed;
   (void)state_.lifetimes.clear(key);
   state_.statuses.erase(key);

@@ -41,7 +41,8 @@ class prefill_sender {
  public:
   prefill_sender(rank_id rank, prefill_ports ports, prefill_state state, variant v);
 
-  // The sender for `key` exists from here; false when an ABORT came first (tombstone).
+  // The sender for `key` exists from here; false when an ABORT came first (tombstone), and
+  // then the request is finished on this rank.
   bool open(room_key key, std::span<const page_index> source_pages);
   // Queues one chunk to `decode_rank`, split into `siblings` futures. False when the room no
   // longer admits chunks (closed by an abort) or was never opened.
@@ -56,6 +57,7 @@ class prefill_sender {
   // The scheduler is done with `key`: give source pages back; forget the room once drained.
   void finish(room_key key);
 
+  bool tracking(room_key key) const { return rooms_.contains(key); }
   bool in_flight(room_key key) const;  // any chunk of `key` still running here
   bool drained(room_key key) const;    // closed and nothing in flight
   bool chunk_failed(room_key key) const;

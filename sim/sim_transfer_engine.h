@@ -30,6 +30,8 @@ class sim_transfer_engine final : public core::transfer_engine {
   // Blocks the calling actor until the transfer is terminal (not a core port: scenarios use
   // it where the real code would wait on a future).
   core::transfer_poll wait(core::transfer_handle handle);
+  // The pools of every rank (when the engine is built before all pools exist).
+  void set_memories(std::map<core::rank_id, kv_memory*> memories) { memories_ = std::move(memories); }
   // Holds every transfer of `owner` at `g` before it copies page `before_page`.
   void hold(core::room_key owner, gate& g, std::uint32_t before_page);
 

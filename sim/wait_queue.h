@@ -49,6 +49,7 @@ class gate {
     while (!open_) waiters_.wait();
   }
   bool is_open() const { return open_; }
+  bool has_waiters() const { return !waiters_.empty(); }
   const std::string& name() const { return name_; }
 
  private:

@@ -1,0 +1,46 @@
+#pragma once
+// Every checker of properties/, owned together, so that a scenario runner attaches them all
+// in one line:
+//
+//   properties::checker_set checkers(heal_from_us, bound_us);
+//   checkers.attach(world);
+//
+// attach() registers them in invariant order (I1, I2, I3, I4, I6, I7), then I9 before I8:
+// when one event breaks several invariants, the first names the run's finding, and at
+// quiescence an unfinished request (I9) is the cause of the pages it still holds (I8). The world keeps
+// pointers to them, so a set neither copies nor moves; it must outlive the world's run().
+#include <cstdint>
+
+#include "properties/ack_after_drain_checker.h"
+#include "properties/closed_room_checker.h"
+#include "properties/data_integrity_checker.h"
+#include "properties/host_page_checker.h"
+#include "properties/leak_checker.h"
+#include "properties/liveness_checker.h"
+#include "properties/release_after_acks_checker.h"
+#include "properties/use_after_free_checker.h"
+#include "sim/world.h"
+
+namespace kvsim::properties {
+
+struct checker_set {
+  // The liveness bound (I9): faults stop at `heal_from_us`; every request then finishes
+  // within `bound_us`.
+  checker_set(std::uint64_t heal_from_us, std::uint64_t bound_us)
+      : liveness(heal_from_us, bound_us) {}
+  checker_set(const checker_set&) = delete;
+  checker_set& operator=(const checker_set&) = delete;
+
+  void attach(sim::world& w);
+
+  use_after_free_checker use_after_free;          // I1 (and ledger misuse)
+  ack_after_drain_checker ack_after_drain;        // I2
+  release_after_acks_checker release_after_acks;  // I3
+  closed_room_checker closed_room;                // I4
+  host_page_checker host_pages;                   // I6
+  data_integrity_checker data_integrity;          // I7
+  leak_checker leak;                              // I8
+  liveness_checker liveness;                      // I9
+};
+
+}  // namespace kvsim::properties

@@ -1,0 +1,70 @@
+#include "properties/closed_room_checker.h"
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/kv_status.h"
+#include "properties/finding_text.h"
+
+namespace kvsim::properties {
+
+std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e,
+                                                         std::size_t index) {
+  const auto* decided = std::get_if<sim::core_decided>(&e.body);
+  if (decided == nullptr) return std::nullopt;
+  const core::rank_id rank = decided->what.rank;
+  const event_mark at{e.step, index};
+  const core::event_body& body = decided->what.body;
+
+  if (const auto* closed = std::get_if<core::room_closed>(&body)) {
+    closed_.try_emplace({rank, closed->key}, closing{at, closed->tombstone});
+  } else if (const auto* admitted = std::get_if<core::chunk_admitted>(&body)) {
+    const auto it = closed_.find({rank, admitted->key});
+    if (it == closed_.end()) return std::nullopt;
+    const closing& close = it->second;
+    return sim::finding{"I4",
+                        "I4: rank " + std::to_string(rank) + " admitted a chunk of " +
+                            core::to_string(admitted->key) + " at step " + std::to_string(at.step) +
+                            ", but the room was closed" +
+                            (close.tombstone ? " before it opened" : "") + " at step " +
+                            std::to_string(close.at.step),
+                        {close.at.index, at.index},
+                        {}};
+  } else if (const auto* change = std::get_if<core::status_changed>(&body)) {
+    return check_status(*change, rank, at);
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> closed_room_checker::check_status(const core::status_changed& change,
+                                                              core::rank_id rank, event_mark at) {
+  const auto failed = failed_since_.find({rank, change.key});
+  const bool claims_failed = change.from == core::kv_status::failed;
+  if (!claims_failed) {
+    // Into Failed (again) is not leaving it; anything else must not follow a Failed.
+    if (change.to == core::kv_status::failed) failed_since_.try_emplace({rank, change.key}, at);
+    if (failed == failed_since_.end() || change.to == core::kv_status::failed) return std::nullopt;
+  }
+  std::string message =
+      "I4: rank " + std::to_string(rank) + " changed the status of " + core::to_string(change.key);
+  std::vector<std::size_t> evidence{at.index};
+  if (claims_failed) {
+    message += std::string(" from Failed to ") + core::to_string(change.to) + " at step " +
+               std::to_string(at.step);
+    if (failed != failed_since_.end()) {
+      message += " (Failed since step " + std::to_string(failed->second.step) + ")";
+      evidence.push_back(failed->second.index);
+    }
+  } else {
+    message += std::string(" to ") + core::to_string(change.to) + " at step " +
+               std::to_string(at.step) + ", but it had been Failed since step " +
+               std::to_string(failed->second.step) + " (the change says it came from " +
+               (change.from ? core::to_string(*change.from) : "no status") + ")";
+    evidence.push_back(failed->second.index);
+  }
+  sort_evidence(evidence);
+  return sim::finding{"I4", std::move(message), std::move(evidence), {}};
+}
+
+}  // namespace kvsim::properties

@@ -1,0 +1,47 @@
+#pragma once
+// DOMAIN.md I4: a closed room never admits a chunk; status never leaves Failed.
+//
+// A chunk_admitted of request k on rank r after a room_closed of k on r (tombstone or not)
+// fires: admission after the ABORT is how a chunk writes pages decode already freed
+// (DOMAIN.md B9, B10). A closed room stays closed for good: a request's (room, generation)
+// never comes back, so neither a clear nor an evicted tombstone reopens it.
+//
+// A status_changed of k on r fires when it leaves Failed: when the change says it came from
+// Failed, and also when the events show k was Failed on r whatever the change says it came
+// from (a cleared status that comes back is the same request leaving Failed). A change
+// into Failed never fires here, not even a second one.
+// Evidence: the close or the change to Failed, and the offending event.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "core/events.h"
+#include "core/ids.h"
+#include "properties/page_ownership.h"
+#include "sim/checker.h"
+#include "sim/sim_events.h"
+
+namespace kvsim::properties {
+
+class closed_room_checker : public sim::checker {
+ public:
+  const char* name() const override { return "closed_room"; }
+  std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
+
+ private:
+  using rank_room = std::pair<core::rank_id, core::room_key>;
+
+  struct closing {
+    event_mark at;
+    bool tombstone = false;
+  };
+
+  std::optional<sim::finding> check_status(const core::status_changed& change, core::rank_id rank,
+                                           event_mark at);
+
+  std::map<rank_room, closing> closed_;           // first close of each room
+  std::map<rank_room, event_mark> failed_since_;  // first change to Failed of each room
+};
+
+}  // namespace kvsim::properties

@@ -1,0 +1,69 @@
+#include "properties/data_integrity_checker.h"
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "properties/finding_text.h"
+
+namespace kvsim::properties {
+
+std::optional<sim::finding> data_integrity_checker::observe(const sim::sim_event& e,
+                                                            std::size_t index) {
+  const event_mark at{e.step, index};
+  if (const auto* written = std::get_if<sim::page_written>(&e.body)) {
+    contents_.insert_or_assign({written->rank, written->page},
+                               provenance{written->writer, written->logical_page, at, {}});
+  } else if (const auto* copied = std::get_if<sim::transfer_page_copied>(&e.body)) {
+    const rank_page destination{copied->destination_rank, copied->destination_page};
+    const auto source = contents_.find({copied->source_rank, copied->source_page});
+    if (source == contents_.end()) {
+      contents_.erase(destination);  // bytes of unknown origin now
+    } else {
+      contents_.insert_or_assign(
+          destination,
+          provenance{source->second.writer, source->second.logical_page, at, copied->transfer});
+    }
+  } else if (const auto* read = std::get_if<sim::page_read>(&e.body)) {
+    return check_read(*read, at);
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> data_integrity_checker::check_read(const sim::page_read& read,
+                                                               event_mark at) const {
+  if (read.intact) return std::nullopt;
+  std::string message = "I7: " + core::to_string(read.reader) + " read page " +
+                        std::to_string(read.page) + " on rank " + std::to_string(read.rank) +
+                        " at step " + std::to_string(at.step) + " (its logical page " +
+                        std::to_string(read.logical_page) + ") and found ";
+  if (!read.found) {
+    message += "unrecognisable bytes";
+  } else if (*read.found == read.reader) {
+    message += "its own request's bytes, but not those of that logical page";
+  } else {
+    message += "bytes written for " + core::to_string(*read.found);
+  }
+  std::vector<std::size_t> evidence{at.index};
+  std::vector<std::string> details;
+  const auto origin = contents_.find({read.rank, read.page});
+  if (origin != contents_.end()) {
+    const provenance& p = origin->second;
+    std::string how = "page " + std::to_string(read.page) + " on rank " +
+                      std::to_string(read.rank) + " last received logical page " +
+                      std::to_string(p.logical_page) + " of " + core::to_string(p.writer) +
+                      " at step " + std::to_string(p.landed.step);
+    if (p.by_transfer) how += " (transfer " + std::to_string(*p.by_transfer) + ")";
+    details.push_back(std::move(how));
+    if (read.found && *read.found == p.writer) {
+      message += p.by_transfer ? " (copied there by transfer " + std::to_string(*p.by_transfer) +
+                                     " at step " + std::to_string(p.landed.step) + ")"
+                               : " (written there at step " + std::to_string(p.landed.step) + ")";
+      evidence.push_back(p.landed.index);
+    }
+  }
+  sort_evidence(evidence);
+  return sim::finding{"I7", std::move(message), std::move(evidence), std::move(details)};
+}
+
+}  // namespace kvsim::properties

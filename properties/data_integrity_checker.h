@@ -1,0 +1,47 @@
+#pragma once
+// DOMAIN.md I7: no request ever reads or keeps data written for another request, checked on
+// the data.
+//
+// The simulated KV memory verifies every byte a reader reads against the canary it expects
+// (sim/kv_memory.h), so a page_read with intact == false is the proof: the finding names the
+// reader, the page, the rank, the step and whose bytes were there (the canary header's
+// owner), or "unrecognisable bytes". To say how the bytes got there, the checker follows
+// them: page_written puts a writer's canary on a page and transfer_page_copied carries a
+// source page's canary to its destination; when that provenance agrees with what the reader
+// found, the message names the step (and transfer) that put the bytes there and the
+// evidence includes it. The provenance only explains; the verdict is the data's.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <utility>
+
+#include "core/ids.h"
+#include "properties/page_ownership.h"
+#include "sim/checker.h"
+#include "sim/sim_events.h"
+
+namespace kvsim::properties {
+
+class data_integrity_checker : public sim::checker {
+ public:
+  const char* name() const override { return "data_integrity"; }
+  std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
+
+ private:
+  using rank_page = std::pair<core::rank_id, core::page_index>;
+
+  // Whose canary a page should hold, and which event put it there.
+  struct provenance {
+    core::room_key writer;
+    std::uint32_t logical_page = 0;
+    event_mark landed;
+    std::optional<sim::transfer_id> by_transfer;  // empty: written in place
+  };
+
+  std::optional<sim::finding> check_read(const sim::page_read& read, event_mark at) const;
+
+  std::map<rank_page, provenance> contents_;
+};
+
+}  // namespace kvsim::properties

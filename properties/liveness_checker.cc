@@ -1,0 +1,113 @@
+#include "properties/liveness_checker.h"
+
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "properties/finding_text.h"
+
+namespace kvsim::properties {
+namespace {
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+  return a > std::numeric_limits<std::uint64_t>::max() - b
+             ? std::numeric_limits<std::uint64_t>::max()
+             : a + b;
+}
+
+std::string us(std::uint64_t t) { return std::to_string(t) + "us"; }
+
+}  // namespace
+
+void liveness_checker::start(core::rank_id rank, const core::room_key& key, const char* by,
+                             event_mark at, std::uint64_t time_us) {
+  const auto [it, fresh] = requests_.try_emplace({rank, key});
+  if (!fresh) return;  // started (or finished) already
+  request& r = it->second;
+  r.started = at;
+  r.started_us = time_us;
+  r.started_by = by;
+  r.deadline_us = saturating_add(std::max(heal_from_us_, time_us), bound_us_);
+  unfinished_.emplace(r.deadline_us, rank, key);
+}
+
+// "room 7/gen 0 on rank 1 started at t=0us"
+std::string liveness_checker::request_text(const rank_room& who, const request& r) const {
+  return core::to_string(who.second) + " on rank " + std::to_string(who.first) +
+         " started at t=" + us(r.started_us);
+}
+
+std::optional<sim::finding> liveness_checker::observe(const sim::sim_event& e, std::size_t index) {
+  // Overdue before this event counts: a request_finished that comes too late still fires.
+  if (auto found = check_deadlines(e, index)) return found;
+  const auto* decided = std::get_if<sim::core_decided>(&e.body);
+  if (decided == nullptr) return std::nullopt;
+  const core::rank_id rank = decided->what.rank;
+  const event_mark at{e.step, index};
+  const core::event_body& body = decided->what.body;
+  if (const auto* allocated = std::get_if<core::pages_allocated>(&body)) {
+    start(rank, allocated->owner, "pages_allocated", at, e.time_us);
+  } else if (const auto* opened = std::get_if<core::room_opened>(&body)) {
+    start(rank, opened->key, "room_opened", at, e.time_us);
+  } else if (const auto* armed = std::get_if<core::abort_armed>(&body)) {
+    start(rank, armed->key, "abort_armed", at, e.time_us);
+  } else if (const auto* finished = std::get_if<core::request_finished>(&body)) {
+    const auto [it, fresh] = requests_.try_emplace({rank, finished->key});
+    if (!fresh && !it->second.finished) {
+      unfinished_.erase({it->second.deadline_us, rank, finished->key});
+    }
+    it->second.finished = true;  // one never started stays finished: it cannot start later
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> liveness_checker::check_deadlines(const sim::sim_event& e,
+                                                              std::size_t index) const {
+  if (unfinished_.empty() || std::get<0>(*unfinished_.begin()) >= e.time_us) return std::nullopt;
+  std::optional<sim::finding> found;
+  for (const auto& [deadline, rank, key] : unfinished_) {
+    if (deadline >= e.time_us) break;
+    const rank_room who{rank, key};
+    const request& r = requests_.at(who);
+    if (!found) {
+      std::string message = "I9: " + request_text(who, r) +
+                            " has not finished by t=" + us(deadline) + ", " + us(bound_us_) +
+                            " after ";
+      message += r.started_us > heal_from_us_ ? std::string("it started")
+                                              : "faults stopped at t=" + us(heal_from_us_);
+      found = sim::finding{"I9", std::move(message), {index}, {}};
+    }
+    found->evidence.push_back(r.started.index);
+    found->details.push_back(request_text(who, r) + " (step " + std::to_string(r.started.step) +
+                             ", " + r.started_by + "), due by t=" + us(deadline) +
+                             ", unfinished at step " + std::to_string(e.step) +
+                             " (t=" + us(e.time_us) + ")");
+  }
+  sort_evidence(found->evidence);
+  return found;
+}
+
+std::optional<sim::finding> liveness_checker::at_quiescence() {
+  // In start order (log order), so the message reads like the run.
+  std::vector<std::pair<event_mark, rank_room>> left;
+  for (const auto& [deadline, rank, key] : unfinished_) {
+    left.emplace_back(requests_.at({rank, key}).started, rank_room{rank, key});
+  }
+  if (left.empty()) return std::nullopt;
+  std::sort(left.begin(), left.end(),
+            [](const auto& a, const auto& b) { return a.first.index < b.first.index; });
+  sim::finding found{"I9", "I9: ", {}, {}};
+  for (std::size_t i = 0; i < left.size(); ++i) {
+    const request& r = requests_.at(left[i].second);
+    found.message += (i ? "; " : "") + request_text(left[i].second, r) + " never finished";
+    found.evidence.push_back(r.started.index);
+    found.details.push_back(request_text(left[i].second, r) + " (step " +
+                            std::to_string(r.started.step) + ", " + r.started_by +
+                            "), never finished");
+  }
+  return found;
+}
+
+}  // namespace kvsim::properties

@@ -1,0 +1,64 @@
+#pragma once
+// DOMAIN.md I9: after faults stop, every request finishes (success or abort) within a bounded
+// time.
+//
+// A request is (rank, room, generation): it starts on that rank with the first of its
+// pages_allocated, room_opened or abort_armed there, and finishes with its request_finished
+// there. Faults stop at `heal_from_us` (virtual time); a request must then finish by
+// max(heal_from_us, its start) + `bound_us`. Any event later than that while the request
+// is unfinished fires, the request_finished itself included (finishing late is not
+// finishing in time); at quiescence every started, unfinished request fires ("never
+// finished"). A request that finished stays finished: a later event of it does not restart
+// it. Evidence: the start of every overdue request and the event that found it overdue.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <tuple>
+#include <utility>
+
+#include "core/ids.h"
+#include "properties/page_ownership.h"
+#include "sim/checker.h"
+#include "sim/sim_events.h"
+
+namespace kvsim::properties {
+
+class liveness_checker : public sim::checker {
+ public:
+  liveness_checker(std::uint64_t heal_from_us, std::uint64_t bound_us)
+      : heal_from_us_(heal_from_us), bound_us_(bound_us) {}
+
+  const char* name() const override { return "liveness"; }
+  std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
+  std::optional<sim::finding> at_quiescence() override;
+
+  std::uint64_t heal_from_us() const { return heal_from_us_; }
+  std::uint64_t bound_us() const { return bound_us_; }
+
+ private:
+  using rank_room = std::pair<core::rank_id, core::room_key>;
+  using due = std::tuple<std::uint64_t, core::rank_id, core::room_key>;  // (deadline, who)
+
+  struct request {
+    event_mark started;
+    std::uint64_t started_us = 0;
+    const char* started_by = "";  // the event kind that started it
+    std::uint64_t deadline_us = 0;
+    bool finished = false;
+  };
+
+  void start(core::rank_id rank, const core::room_key& key, const char* by, event_mark at,
+             std::uint64_t time_us);
+  std::optional<sim::finding> check_deadlines(const sim::sim_event& e, std::size_t index) const;
+  std::string request_text(const rank_room& who, const request& r) const;
+
+  std::uint64_t heal_from_us_;
+  std::uint64_t bound_us_;
+  std::map<rank_room, request> requests_;
+  std::set<due> unfinished_;  // by deadline, then rank and request: deterministic
+};
+
+}  // namespace kvsim::properties

@@ -1,0 +1,33 @@
+#include "scenarios/scenario_names.h"
+
+#include <cstddef>
+
+namespace kvsim::scenarios {
+namespace {
+
+static_assert(static_cast<std::size_t>(scenario_kind::prefetch) + 1 == detail::kind_names.size());
+static_assert(static_cast<std::size_t>(abort_phase::anytime) + 1 ==
+              detail::abort_phase_names.size());
+static_assert(static_cast<std::size_t>(abort_origin::prefill) + 1 == detail::origin_names.size());
+static_assert(static_cast<std::size_t>(core::prefetch_state::active) + 1 ==
+              detail::prefetch_state_names.size());
+
+template <std::size_t N, class E>
+const char* name_in(const std::array<const char*, N>& names, E value) {
+  const auto index = static_cast<std::size_t>(value);
+  return index < N ? names[index] : "unknown";
+}
+
+}  // namespace
+
+const char* to_string(scenario_kind kind) { return name_in(detail::kind_names, kind); }
+const char* to_string(abort_phase phase) { return name_in(detail::abort_phase_names, phase); }
+const char* to_string(abort_origin origin) { return name_in(detail::origin_names, origin); }
+
+namespace detail {
+const char* to_string(core::prefetch_state state) {
+  return name_in(prefetch_state_names, state);
+}
+}  // namespace detail
+
+}  // namespace kvsim::scenarios

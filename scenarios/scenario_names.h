@@ -1,0 +1,31 @@
+#pragma once
+// The names the catalogue uses for the enums of scenario_spec.h, in enum order: one table
+// read by the parser and written by to_json and to_string, so the two cannot drift apart.
+#include <array>
+#include <string_view>
+
+#include "scenarios/scenario_spec.h"
+
+namespace kvsim::scenarios {
+
+const char* to_string(abort_origin origin);
+
+namespace detail {
+
+inline constexpr std::array<const char*, 2> kind_names{"transfer", "prefetch"};
+inline constexpr std::array<const char*, 5> abort_phase_names{
+    "before_open", "before_transfer", "during_transfer", "after_transfer", "anytime"};
+inline constexpr std::array<const char*, 2> origin_names{"decode", "prefill"};
+inline constexpr std::array<const char*, 3> prefetch_state_names{"missing", "pending", "active"};
+
+// "I1".."I9": the invariants of DOMAIN.md.
+inline constexpr std::array<const char*, 9> invariant_names{"I1", "I2", "I3", "I4", "I5",
+                                                            "I6", "I7", "I8", "I9"};
+
+// The breaking variant of a scenario whose core is deliberately broken (must always fail).
+inline constexpr std::string_view canary_variant = "canary";
+
+const char* to_string(core::prefetch_state state);
+
+}  // namespace detail
+}  // namespace kvsim::scenarios

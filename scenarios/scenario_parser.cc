@@ -1,0 +1,360 @@
+#include "scenarios/scenario_parser.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+#include "core/variant.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/json_reader.h"
+#include "scenarios/scenario_names.h"
+#include "sim/kv_memory.h"
+
+namespace kvsim::scenarios {
+namespace detail {
+namespace {
+
+constexpr std::size_t name_max = 64;
+
+bool valid_name(const std::string& name) {
+  if (name.empty() || name.size() > name_max) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.';
+  });
+}
+
+bool one_line_text(const std::string& text) {
+  return std::none_of(text.begin(), text.end(), [](char c) {
+    const auto byte = static_cast<unsigned char>(c);
+    return byte < 0x20 || byte == 0x7f;
+  });
+}
+
+// "(got 9)" for a value in the file, "(got 2, the default)" for one that is not there.
+std::string got(const json* value, std::uint64_t fallback) {
+  return value != nullptr ? " (got " + shown(*value) + ")"
+                          : " (got " + std::to_string(fallback) + ", the default)";
+}
+
+class scenario_parser {
+ public:
+  scenario_parser(const json& scenario, const std::string& where, std::optional<std::size_t> index)
+      : scenario_(scenario), where_(where), in_(where + ": " + scenario_label(index)) {}
+
+  scenario_spec parse() {
+    try {
+      return fields();
+    } catch (const json::exception& e) {  // a safety net: the checks should catch everything
+      in_.fail(catalogue_problem::wrong_type, std::string("unexpected JSON error: ") + e.what());
+    }
+  }
+
+ private:
+  scenario_spec fields() {
+    if (!scenario_.is_object()) {
+      in_.fail(catalogue_problem::wrong_type,
+               "a scenario must be a JSON object (got " + shown(scenario_) + ")");
+    }
+    // A usable name labels every later error, even one about a misspelt "name" key.
+    const json* given = json_reader::optional(scenario_, "name");
+    if (given != nullptr && given->is_string() && valid_name(given->get<std::string>())) {
+      in_.set_prefix(where_ + ": " + scenario_label(given->get<std::string>()));
+    }
+    in_.only_keys(scenario_, "",
+                  {"name", "description", "kind", "topology", "requests", "faults", "expect",
+                   "step_limit", "heal_bound_us"});
+    scenario_spec spec;
+    spec.name = name();
+    if (const json* text = json_reader::optional(scenario_, "description")) {
+      spec.description = in_.string(*text, "description");
+      if (!one_line_text(spec.description)) {
+        in_.fail_field(catalogue_problem::invalid_text, "description",
+                       "must be one line without control characters");
+      }
+    }
+    spec.kind = static_cast<scenario_kind>(
+        in_.one_of(in_.required(scenario_, "", "kind"), "kind", kind_names));
+    spec.topology = topology(in_.required(scenario_, "", "topology"));
+    spec.requests = requests(in_.required(scenario_, "", "requests"), spec.topology);
+    const json* faults_json = json_reader::optional(scenario_, "faults");
+    if (faults_json != nullptr) spec.faults = faults(*faults_json, spec);
+    check_prefetch_states(spec, faults_json);
+    spec.expect = expect(in_.required(scenario_, "", "expect"), spec.kind);
+    if (const json* value = json_reader::optional(scenario_, "step_limit")) {
+      spec.step_limit = in_.u64(*value, "step_limit", 1);
+    }
+    if (const json* value = json_reader::optional(scenario_, "heal_bound_us")) {
+      spec.heal_bound_us = in_.u64(*value, "heal_bound_us", 1);
+    }
+    return spec;
+  }
+
+  // An integer >= min (else the reader's own error) and below `limit` (else `rule`, which says
+  // which other field sets the limit).
+  std::uint32_t below(const json& value, const std::string& path, std::uint32_t min,
+                      std::uint64_t limit, const std::string& rule) const {
+    const std::uint32_t number = in_.u32(value, path, min);
+    if (number >= limit) {
+      in_.fail_field(catalogue_problem::out_of_range, path,
+                     rule + " (got " + std::to_string(number) + ")");
+    }
+    return number;
+  }
+
+  std::string name() const {
+    const std::string& text = in_.string(in_.required(scenario_, "", "name"), "name");
+    if (!valid_name(text)) {
+      in_.fail_field(catalogue_problem::invalid_text, "name",
+                     "must be 1 to " + std::to_string(name_max) +
+                         " characters from [A-Za-z0-9_.-] (got " + shown(json(text)) + ")");
+    }
+    return text;
+  }
+
+  topology_spec topology(const json& value) const {
+    const std::string path = "topology";
+    in_.object(value, path);
+    in_.only_keys(value, path,
+                  {"prefill_ranks", "decode_ranks", "attention_group", "pages_per_rank",
+                   "page_bytes"});
+    topology_spec t;
+    const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min) {
+      if (const json* number = json_reader::optional(value, key)) {
+        field = in_.u32(*number, member_path(path, key), min);
+      }
+    };
+    read("prefill_ranks", t.prefill_ranks, 1);
+    read("decode_ranks", t.decode_ranks, 1);
+    read("attention_group", t.attention_group, 1);
+    read("pages_per_rank", t.pages_per_rank, 1);
+    // More than the writer's identity header, so every page also carries canary bytes.
+    read("page_bytes", t.page_bytes, sim::kv_memory::header_bytes + 1);
+    return t;
+  }
+
+  std::vector<request_spec> requests(const json& value, const topology_spec& topology) const {
+    in_.array(value, "requests");
+    if (value.empty()) {
+      in_.fail_field(catalogue_problem::out_of_range, "requests", "must list at least one request");
+    }
+    std::vector<request_spec> list;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      list.push_back(request(value[i], i, topology));
+    }
+    return list;
+  }
+
+  request_spec request(const json& value, std::size_t index, const topology_spec& topology) const {
+    const std::string path = element_path("requests", index);
+    const auto at = [&](const char* key) { return member_path(path, key); };
+    in_.object(value, path);
+    in_.only_keys(value, path,
+                  {"room", "pages", "chunks", "siblings", "abort", "origin", "abort_from", "after"});
+    request_spec r;
+    r.room = in_.u64(in_.required(value, path, "room"), at("room"), 0);
+    const json* pages = json_reader::optional(value, "pages");
+    if (pages != nullptr) r.pages = in_.u32(*pages, at("pages"), 1);
+    if (r.pages > topology.pages_per_rank) {
+      in_.fail_field(catalogue_problem::out_of_range, at("pages"),
+                     "must be at most topology.pages_per_rank = " +
+                         std::to_string(topology.pages_per_rank) + got(pages, r.pages));
+    }
+    if (const json* chunks = json_reader::optional(value, "chunks")) {
+      r.chunks = below(*chunks, at("chunks"), 1, r.pages + std::uint64_t{1},
+                       "must be at most " + at("pages") + " = " + std::to_string(r.pages));
+    }
+    if (const json* siblings = json_reader::optional(value, "siblings")) {
+      r.siblings = in_.u32(*siblings, at("siblings"), 1);
+    }
+    if (const json* phase = json_reader::optional(value, "abort")) {
+      r.abort = static_cast<abort_phase>(in_.one_of(*phase, at("abort"), abort_phase_names));
+    }
+    if (const json* origin = json_reader::optional(value, "origin")) {
+      r.origin = static_cast<abort_origin>(in_.one_of(*origin, at("origin"), origin_names));
+    }
+    if (const json* ranks = json_reader::optional(value, "abort_from")) {
+      r.abort_from = abort_from(*ranks, at("abort_from"), topology);
+    }
+    if (const json* after = json_reader::optional(value, "after")) {
+      r.after = below(*after, at("after"), 0, index,
+                      index == 0 ? std::string("must name an earlier request, and requests[0] is "
+                                               "the first")
+                                 : "must name an earlier request, an index below " +
+                                       std::to_string(index));
+    }
+    check_abort_fields(r, path);
+    return r;
+  }
+
+  std::vector<core::rank_id> abort_from(const json& value, const std::string& path,
+                                        const topology_spec& topology) const {
+    in_.array(value, path);
+    std::vector<core::rank_id> ranks;
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      const core::rank_id rank =
+          below(value[i], element_path(path, i), 0, topology.decode_ranks,
+                "must be a decode rank, below topology.decode_ranks = " +
+                    std::to_string(topology.decode_ranks));
+      if (std::find(ranks.begin(), ranks.end(), rank) != ranks.end()) {
+        in_.fail_field(catalogue_problem::inconsistent, path,
+                       "lists decode rank " + std::to_string(rank) + " twice");
+      }
+      ranks.push_back(rank);
+    }
+    return ranks;
+  }
+
+  void check_abort_fields(const request_spec& r, const std::string& path) const {
+    if (r.abort) {
+      if (r.origin == abort_origin::prefill && !r.abort_from.empty()) {
+        in_.fail_field(catalogue_problem::inconsistent, member_path(path, "abort_from"),
+                       "names decode ranks that abort, but origin 'prefill' means prefill fails "
+                       "the request");
+      }
+      return;
+    }
+    if (!r.abort_from.empty()) {
+      in_.fail_field(catalogue_problem::inconsistent, member_path(path, "abort_from"),
+                     "is given but the request has no 'abort'");
+    }
+    if (r.origin != abort_origin::decode) {
+      in_.fail_field(catalogue_problem::inconsistent, member_path(path, "origin"),
+                     "is given but the request has no 'abort'");
+    }
+  }
+
+  fault_spec faults(const json& value, const scenario_spec& spec) const {
+    const std::string path = "faults";
+    in_.object(value, path);
+    in_.only_keys(value, path,
+                  {"gates", "transfer_stall", "transfer_fail", "transfer_timeout_unconfirmed",
+                   "message_delay", "message_duplicate", "message_drop", "deadline_us",
+                   "prefetch_states"});
+    fault_spec f;
+    if (const json* gates = json_reader::optional(value, "gates")) {
+      const std::string gates_path = member_path(path, "gates");
+      in_.array(*gates, gates_path);
+      for (std::size_t i = 0; i < gates->size(); ++i) {
+        f.gates.push_back(gate((*gates)[i], element_path(gates_path, i), spec.requests));
+      }
+    }
+    const auto flag = [&](const char* key, bool& field) {
+      if (const json* on = json_reader::optional(value, key)) {
+        field = in_.boolean(*on, member_path(path, key));
+      }
+    };
+    flag("transfer_stall", f.transfer_stall);
+    flag("transfer_fail", f.transfer_fail);
+    flag("transfer_timeout_unconfirmed", f.transfer_timeout_unconfirmed);
+    flag("message_delay", f.message_delay);
+    flag("message_duplicate", f.message_duplicate);
+    flag("message_drop", f.message_drop);
+    if (const json* deadline = json_reader::optional(value, "deadline_us")) {
+      f.deadline_us = in_.u64(*deadline, member_path(path, "deadline_us"), 1);
+    }
+    if (const json* states = json_reader::optional(value, "prefetch_states")) {
+      const std::string states_path = member_path(path, "prefetch_states");
+      in_.array(*states, states_path);
+      for (std::size_t i = 0; i < states->size(); ++i) {
+        f.prefetch_states.push_back(static_cast<core::prefetch_state>(
+            in_.one_of((*states)[i], element_path(states_path, i), prefetch_state_names)));
+      }
+    }
+    return f;
+  }
+
+  fault_spec::gate_spec gate(const json& value, const std::string& path,
+                             const std::vector<request_spec>& requests) const {
+    in_.object(value, path);
+    in_.only_keys(value, path, {"request", "before_page"});
+    fault_spec::gate_spec g;
+    g.request = below(in_.required(value, path, "request"), member_path(path, "request"), 0,
+                      requests.size(),
+                      "must name a request, an index below " + std::to_string(requests.size()));
+    const std::uint32_t pages = requests[g.request].pages;
+    g.before_page =
+        below(in_.required(value, path, "before_page"), member_path(path, "before_page"), 0, pages,
+              "must be below requests[" + std::to_string(g.request) +
+                  "].pages = " + std::to_string(pages));
+    return g;
+  }
+
+  void check_prefetch_states(const scenario_spec& spec, const json* faults_json) const {
+    const std::string path = "faults.prefetch_states";
+    const std::size_t states = spec.faults.prefetch_states.size();
+    if (spec.kind == scenario_kind::transfer) {
+      if (states != 0) {
+        in_.fail_field(catalogue_problem::inconsistent, path,
+                       "belongs to prefetch scenarios only (kind is 'transfer')");
+      }
+      return;
+    }
+    if (faults_json == nullptr || !faults_json->contains("prefetch_states")) {
+      in_.fail(catalogue_problem::missing_field,
+               "missing required field '" + path + "' (a prefetch scenario gives each rank's state)");
+    }
+    if (states != spec.topology.attention_group) {
+      in_.fail_field(catalogue_problem::inconsistent, path,
+                     "must give one state per rank of topology.attention_group = " +
+                         std::to_string(spec.topology.attention_group) + " (got " +
+                         std::to_string(states) + ")");
+    }
+  }
+
+  expectation_spec expect(const json& value, scenario_kind kind) const {
+    const std::string path = "expect";
+    in_.object(value, path);
+    in_.only_keys(value, path, {"breaking_variant", "invariant"});
+    expectation_spec e;
+    const std::string variant_path = member_path(path, "breaking_variant");
+    e.breaking_variant =
+        in_.string(in_.required(value, path, "breaking_variant"), variant_path);
+    const std::string invariant_path = member_path(path, "invariant");
+    const json& invariant = in_.required(value, path, "invariant");
+    e.invariant = in_.string(invariant, invariant_path);
+    if (std::find(invariant_names.begin(), invariant_names.end(), e.invariant) ==
+        invariant_names.end()) {
+      in_.fail_field(catalogue_problem::unknown_value, invariant_path,
+                     "must be an invariant of DOMAIN.md, I1 to I9 (got " + shown(invariant) + ")");
+    }
+    if (e.breaking_variant == canary_variant) return e;
+    const auto bug = core::bug_from_string(e.breaking_variant);
+    if (!bug) {
+      in_.fail_field(catalogue_problem::unknown_value, variant_path,
+                     "must be a bug of DOMAIN.md (B1 to B12, H1 to H3) or 'canary' (got " +
+                         shown(json(e.breaking_variant)) + ")");
+    }
+    const bool prefetch_bug = e.breaking_variant.front() == 'H';
+    if (prefetch_bug != (kind == scenario_kind::prefetch)) {
+      in_.fail_field(catalogue_problem::inconsistent, variant_path,
+                     e.breaking_variant + " is a " + (prefetch_bug ? "prefetch" : "transfer") +
+                         " bug, but kind is '" + to_string(kind) + "'");
+    }
+    return e;
+  }
+
+  const json& scenario_;
+  const std::string& where_;
+  json_reader in_;
+};
+
+}  // namespace
+
+std::string scenario_label(const std::string& name) { return "scenario '" + name + "'"; }
+
+std::string scenario_label(std::optional<std::size_t> index) {
+  return index ? element_path("scenarios", *index) : "scenario (unnamed)";
+}
+
+scenario_spec parse_scenario_at(const json& scenario, const std::string& where,
+                                std::optional<std::size_t> index) {
+  return scenario_parser(scenario, where, index).parse();
+}
+
+}  // namespace detail
+
+scenario_spec parse_scenario(const nlohmann::json& scenario, const std::string& where) {
+  return detail::parse_scenario_at(scenario, where, std::nullopt);
+}
+
+}  // namespace kvsim::scenarios

@@ -1,0 +1,77 @@
+// to_json: a scenario_spec in the catalogue's schema (scenarios/SCHEMA.md), the inverse of
+// parse_scenario. Every field is written, so a trace header that carries a scenario inline
+// states it completely; empty optionals (abort, after, deadline_us) are left out.
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_names.h"
+
+namespace kvsim::scenarios {
+namespace {
+
+using nlohmann::json;
+
+json topology_json(const topology_spec& t) {
+  return json{{"prefill_ranks", t.prefill_ranks},
+              {"decode_ranks", t.decode_ranks},
+              {"attention_group", t.attention_group},
+              {"pages_per_rank", t.pages_per_rank},
+              {"page_bytes", t.page_bytes}};
+}
+
+json request_json(const request_spec& r) {
+  json out{{"room", r.room},
+           {"pages", r.pages},
+           {"chunks", r.chunks},
+           {"siblings", r.siblings},
+           {"origin", to_string(r.origin)},
+           {"abort_from", r.abort_from}};
+  if (r.abort) out["abort"] = to_string(*r.abort);
+  if (r.after) out["after"] = *r.after;
+  return out;
+}
+
+json faults_json(const fault_spec& f) {
+  json gates = json::array();
+  for (const auto& gate : f.gates) {
+    gates.push_back(json{{"request", gate.request}, {"before_page", gate.before_page}});
+  }
+  json states = json::array();
+  for (const auto state : f.prefetch_states) states.push_back(detail::to_string(state));
+  json out{{"gates", std::move(gates)},
+           {"transfer_stall", f.transfer_stall},
+           {"transfer_fail", f.transfer_fail},
+           {"transfer_timeout_unconfirmed", f.transfer_timeout_unconfirmed},
+           {"message_delay", f.message_delay},
+           {"message_duplicate", f.message_duplicate},
+           {"message_drop", f.message_drop},
+           {"prefetch_states", std::move(states)}};
+  if (f.deadline_us) out["deadline_us"] = *f.deadline_us;
+  return out;
+}
+
+}  // namespace
+
+json to_json(const scenario_spec& spec) {
+  json requests = json::array();
+  for (const auto& request : spec.requests) requests.push_back(request_json(request));
+  return json{{"name", spec.name},
+              {"description", spec.description},
+              {"kind", to_string(spec.kind)},
+              {"topology", topology_json(spec.topology)},
+              {"requests", std::move(requests)},
+              {"faults", faults_json(spec.faults)},
+              {"expect",
+               {{"breaking_variant", spec.expect.breaking_variant},
+                {"invariant", spec.expect.invariant}}},
+              {"step_limit", spec.step_limit},
+              {"heal_bound_us", spec.heal_bound_us}};
+}
+
+json catalogue_to_json(const std::vector<scenario_spec>& scenarios) {
+  json list = json::array();
+  for (const auto& spec : scenarios) list.push_back(to_json(spec));
+  return json{{"format", catalogue_format},
+              {"version", catalogue_version},
+              {"scenarios", std::move(list)}};
+}
+
+}  // namespace kvsim::scenarios

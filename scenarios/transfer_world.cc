@@ -1,0 +1,334 @@
+#include "scenarios/transfer_world.h"
+
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include "core/abort_token.h"
+#include "core/decode_receiver.h"
+#include "core/page_ledger.h"
+#include "core/prefill_sender.h"
+#include "core/room_lifetimes.h"
+#include "core/transfer_status_table.h"
+#include "sim/kv_memory.h"
+#include "sim/sim_network.h"
+#include "sim/sim_transfer_engine.h"
+#include "sim/wait_queue.h"
+
+namespace kvsim::scenarios {
+namespace {
+
+using core::page_index;
+using core::rank_id;
+using core::room_key;
+
+// One event-loop iteration of a scheduler takes this much virtual time.
+constexpr std::uint64_t poll_interval_us = 5;
+constexpr std::uint32_t tombstones_max = 64;
+
+core::cluster_key world_key() {
+  core::cluster_key key;
+  for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<std::uint8_t>(0x5a ^ i);
+  return key;
+}
+
+std::uint32_t bit(sim::fault_kind kind) { return 1u << static_cast<unsigned>(kind); }
+
+}  // namespace
+
+std::uint32_t allowed_faults(const scenario_spec& spec) {
+  std::uint32_t mask = 0;
+  for (const request_spec& r : spec.requests) {
+    if (r.abort) mask |= bit(sim::fault_kind::abort);
+  }
+  const fault_spec& f = spec.faults;
+  if (f.transfer_stall) mask |= bit(sim::fault_kind::transfer_stall);
+  if (f.transfer_fail) mask |= bit(sim::fault_kind::transfer_fail);
+  if (f.transfer_timeout_unconfirmed) mask |= bit(sim::fault_kind::transfer_timeout_unconfirmed);
+  if (f.message_delay) mask |= bit(sim::fault_kind::message_delay);
+  if (f.message_duplicate) mask |= bit(sim::fault_kind::message_duplicate);
+  if (f.message_drop) mask |= bit(sim::fault_kind::message_drop);
+  return mask;
+}
+
+struct transfer_world::parts {
+  struct prefill_rank_parts {
+    prefill_rank_parts(parts& p, rank_id rank)
+        : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
+          ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
+                 core::ledger_options{core::allocation_order::lifo,
+                                      p.variant.has(core::bug::b3_source_reuse)
+                                          ? core::release_policy::free_while_leased
+                                          : core::release_policy::defer_while_leased}),
+          lifetimes(rank, p.world.core_sink(), tombstones_max),
+          statuses(rank, p.world.core_sink()),
+          verifier(rank, world_key(), p.world.core_sink()),
+          engine(p.world, rank, {}),
+          sender(rank, {engine, p.network.endpoint(rank), p.world.core_sink()},
+                 {ledger, lifetimes, statuses, verifier}, p.variant),
+          news(p.world, "prefill bootstrap news") {}
+    sim::kv_memory memory;
+    core::page_ledger ledger;
+    core::room_lifetimes lifetimes;
+    core::transfer_status_table statuses;
+    core::abort_token_verifier verifier;
+    sim::sim_transfer_engine engine;
+    core::prefill_sender sender;
+    std::map<room_key, std::map<rank_id, std::vector<page_index>>> metadata;
+    std::set<room_key> aborts_seen;
+    sim::wait_queue news;
+    bool scheduler_done = false;
+  };
+  struct decode_rank_parts {
+    decode_rank_parts(parts& p, rank_id rank)
+        : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
+          ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink()),
+          issuer(rank, world_key(), p.world.core_sink()),
+          verifier(rank, world_key(), p.world.core_sink()),
+          receiver(rank, {p.network.endpoint(rank), p.world.clock(), p.world.core_sink()},
+                   {ledger, issuer, verifier}, p.variant) {}
+    sim::kv_memory memory;
+    core::page_ledger ledger;
+    core::abort_token_issuer issuer;
+    core::abort_token_verifier verifier;
+    core::decode_receiver receiver;
+    std::vector<std::size_t> gates_to_open;
+    bool done = false;
+  };
+
+  parts(const scenario_spec& s, core::variant v, sim::strategy& chooser, std::uint64_t seed)
+      : spec(s),
+        variant(v),
+        world(chooser, sim::world_config{s.step_limit, 256 * 1024,
+                                         sim::fault_profile::draw(seed, allowed_faults(s))}),
+        network(world) {
+    std::map<core::room_id, core::generation_t> generations;
+    for (const request_spec& r : spec.requests) keys.push_back({r.room, generations[r.room]++});
+    const rank_id prefills = spec.topology.prefill_ranks;
+    for (rank_id p = 0; p < prefills; ++p) prefill_ranks.push_back(p);
+    for (rank_id d = 0; d < spec.topology.decode_ranks; ++d) decode_ranks.push_back(prefills + d);
+    for (rank_id p : prefill_ranks) prefill.emplace(p, std::make_unique<prefill_rank_parts>(*this, p));
+    for (rank_id d : decode_ranks) decode.emplace(d, std::make_unique<decode_rank_parts>(*this, d));
+    std::map<rank_id, sim::kv_memory*> memories;
+    for (auto& [rank, part] : prefill) memories[rank] = &part->memory;
+    for (auto& [rank, part] : decode) memories[rank] = &part->memory;
+    for (auto& [rank, part] : prefill) part->engine.set_memories(memories);
+    for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
+      gates.push_back(std::make_unique<sim::gate>(world, "gate" + std::to_string(g)));
+      const auto& gate_spec = spec.faults.gates[g];
+      for (auto& [rank, part] : prefill) {
+        part->engine.hold(keys[gate_spec.request], *gates.back(), gate_spec.before_page);
+      }
+    }
+    for (rank_id p : prefill_ranks) {
+      world.spawn({p, "prefill", 0}, [this, p] { prefill_scheduler(p); });
+      world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); });
+    }
+    for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
+  }
+
+  // --- prefill -------------------------------------------------------------------------
+  void prefill_bootstrap(rank_id p) {
+    prefill_rank_parts& me = *prefill.at(p);
+    for (;;) {
+      while (auto message = network.try_receive(p)) {
+        if (message->kind == core::control_kind::metadata) {
+          me.metadata[message->key][message->from] = message->pages;
+        } else if (message->kind == core::control_kind::abort) {
+          me.aborts_seen.insert(message->key);
+          me.sender.on_abort(*message);
+        }
+        me.news.notify_all();
+      }
+      if (me.scheduler_done && all_decode_done()) return;
+      world.sleep_for(poll_interval_us);
+    }
+  }
+
+  bool all_decode_done() const {
+    for (const auto& [rank, part] : decode) {
+      if (!part->done) return false;
+    }
+    return true;
+  }
+
+  void prefill_scheduler(rank_id p) {
+    for (std::size_t r = 0; r < spec.requests.size(); ++r) prefill_one(p, r);
+    prefill.at(p)->scheduler_done = true;
+  }
+
+  void prefill_one(rank_id p, std::size_t r) {
+    prefill_rank_parts& me = *prefill.at(p);
+    const request_spec& req = spec.requests[r];
+    const room_key key = keys[r];
+    std::vector<page_index> source;
+    for (;;) {
+      auto allocated = me.ledger.allocate(key, req.pages);
+      if (allocated) {
+        source = allocated.value();
+        break;
+      }
+      world.sleep_for(poll_interval_us);
+    }
+    for (std::uint32_t j = 0; j < source.size(); ++j) me.memory.write_canary(source[j], key, j);
+    if (req.abort == abort_phase::before_open && req.origin == abort_origin::decode) {
+      // The scenario's point: the ABORT reaches prefill before its sender for the room exists.
+      while (!me.aborts_seen.contains(key)) me.news.wait();
+    }
+    if (!me.sender.open(key, source)) {
+      (void)me.ledger.release_all(key);
+      return;
+    }
+    while (me.metadata[key].size() < decode_ranks.size() && !me.lifetimes.is_closed(key)) {
+      me.news.wait();
+    }
+    send_chunks(me, req, key, source);
+    bool failed_here = false;
+    while (me.sender.in_flight(key)) {
+      if (req.abort && req.origin == abort_origin::prefill && !failed_here &&
+          ((req.abort == abort_phase::during_transfer && gate_waiting(r)) ||
+           world.fault(sim::fault_kind::abort))) {
+        me.sender.fail(key);  // a prefill-side failure decode did not ask for (B8)
+        failed_here = true;
+        open_gates_of(r);
+      }
+      me.sender.poll();
+      if (me.sender.in_flight(key)) world.sleep_for(poll_interval_us);
+    }
+    // The outcome goes to every decode rank: a failure is propagated, so that a decode rank
+    // that did not abort itself still drains before it frees (DOMAIN.md, the fixed protocol).
+    const bool failed = me.lifetimes.is_closed(key) || me.sender.chunk_failed(key);
+    for (rank_id d : decode_ranks) {
+      if (failed) {
+        network.endpoint(p).send(d, {core::control_kind::status, p, key, std::nullopt, {},
+                                     core::kv_status::failed});
+      } else {
+        network.endpoint(p).send(d, {core::control_kind::chunk_ready, p, key, std::nullopt, {}, {}});
+      }
+    }
+    me.sender.finish(key);
+    while (me.sender.tracking(key)) {  // drain-ACKs still owed
+      me.sender.poll();
+      if (me.sender.tracking(key)) world.sleep_for(poll_interval_us);
+    }
+  }
+
+  void send_chunks(prefill_rank_parts& me, const request_spec& req, room_key key,
+                   const std::vector<page_index>& source) {
+    const std::size_t chunks = std::max<std::size_t>(1, req.chunks);
+    for (std::size_t c = 0; c < chunks; ++c) {
+      const std::size_t from = c * source.size() / chunks;
+      const std::size_t to = (c + 1) * source.size() / chunks;
+      for (rank_id d : decode_ranks) {
+        const auto it = me.metadata[key].find(d);
+        if (it == me.metadata[key].end()) return;
+        const std::vector<page_index> src(source.begin() + from, source.begin() + to);
+        const std::vector<page_index> dst(it->second.begin() + from, it->second.begin() + to);
+        if (!me.sender.send_chunk(key, d, src, dst, req.siblings)) return;  // closed: stop
+      }
+      world.step();
+    }
+  }
+
+  // --- decode --------------------------------------------------------------------------
+  void decode_scheduler(rank_id d) {
+    decode_rank_parts& me = *decode.at(d);
+    for (std::size_t r = 0; r < spec.requests.size(); ++r) decode_one(d, r);
+    open_pending_gates(me);
+    me.done = true;
+  }
+
+  void open_gates_of(std::size_t r) {
+    for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
+      if (spec.faults.gates[g].request == r) gates[g]->open();
+    }
+  }
+
+  void open_pending_gates(decode_rank_parts& me) {
+    for (std::size_t g : me.gates_to_open) gates[g]->open();
+    me.gates_to_open.clear();
+  }
+
+  bool aborts_here(const request_spec& req, rank_id d) const {
+    if (!req.abort || req.origin != abort_origin::decode) return false;
+    if (req.abort_from.empty()) return true;
+    const rank_id index = d - spec.topology.prefill_ranks;
+    return std::find(req.abort_from.begin(), req.abort_from.end(), index) != req.abort_from.end();
+  }
+
+  bool gate_waiting(std::size_t r) const {
+    for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
+      if (spec.faults.gates[g].request == r && gates[g]->has_waiters()) return true;
+    }
+    return false;
+  }
+
+  void abort_request(decode_rank_parts& me, std::size_t r) {
+    const std::optional<std::uint64_t> deadline =
+        spec.faults.deadline_us ? std::optional(world.now_us() + *spec.faults.deadline_us)
+                                : std::nullopt;
+    me.receiver.abort(keys[r], deadline);
+    for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
+      if (spec.faults.gates[g].request == r) me.gates_to_open.push_back(g);
+    }
+  }
+
+  void decode_one(rank_id d, std::size_t r) {
+    decode_rank_parts& me = *decode.at(d);
+    const request_spec& req = spec.requests[r];
+    const room_key key = keys[r];
+    while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) world.sleep_for(poll_interval_us);
+    me.receiver.publish(key);
+    const bool wants_abort = aborts_here(req, d);
+    if (wants_abort && (req.abort == abort_phase::before_open ||
+                        req.abort == abort_phase::before_transfer)) {
+      abort_request(me, r);
+    }
+    for (;;) {
+      open_pending_gates(me);  // an earlier aborted request's held transfer may now resume
+      while (auto message = network.try_receive(d)) me.receiver.on_message(*message);
+      if (me.receiver.finished(key) || me.receiver.quarantined(key)) return;
+      if (me.receiver.transfer_complete(key)) {
+        const auto& pages = me.receiver.pages(key);
+        for (std::uint32_t j = 0; j < pages.size(); ++j) me.memory.verify(pages[j], key, j);
+        me.receiver.complete(key);
+        return;
+      }
+      if (wants_abort && !me.receiver.aborting(key)) {
+        const bool held = gate_waiting(r);
+        if ((req.abort == abort_phase::during_transfer && held) ||
+            (!held && world.fault(sim::fault_kind::abort))) {
+          abort_request(me, r);
+          continue;  // B1 finishes at once; otherwise the next iteration opens the gate
+        }
+      }
+      me.receiver.check_deadlines();
+      world.sleep_for(poll_interval_us);
+    }
+  }
+
+  scenario_spec spec;
+  core::variant variant;
+  sim::world world;
+  sim::sim_network network;
+  std::vector<room_key> keys;
+  std::vector<rank_id> prefill_ranks;
+  std::vector<rank_id> decode_ranks;
+  std::map<rank_id, std::unique_ptr<prefill_rank_parts>> prefill;
+  std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
+  std::vector<std::unique_ptr<sim::gate>> gates;
+};
+
+transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
+                               std::uint64_t seed)
+    : parts_(std::make_unique<parts>(spec, v, chooser, seed)) {}
+
+transfer_world::~transfer_world() = default;
+
+sim::world& transfer_world::world() { return parts_->world; }
+
+sim::run_outcome transfer_world::run() { return parts_->world.run(); }
+
+}  // namespace kvsim::scenarios

@@ -1,0 +1,489 @@
+// Bad catalogues: every kind of problem is refused with a catalogue_error of that kind and ONE
+// line naming the file, the scenario and the field. Nothing else ever escapes, whatever the
+// damage (the last tests truncate and mutate the shipped catalogue everywhere).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstddef>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "scenarios/catalogue.h"
+
+namespace kvsim::scenarios {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using problem = catalogue_problem;
+
+// A small valid catalogue: a transfer scenario (page42) and a prefetch scenario (hicache).
+json valid_document() {
+  return json::parse(R"({
+    "format": "kvsim-catalogue", "version": 1,
+    "scenarios": [
+      {"name": "page42", "description": "B1 as in the seed", "kind": "transfer",
+       "topology": {"prefill_ranks": 1, "decode_ranks": 2, "pages_per_rank": 8, "page_bytes": 64},
+       "requests": [{"room": 42, "pages": 2, "abort": "during_transfer", "abort_from": [0]},
+                    {"room": 42, "pages": 2, "after": 0}],
+       "faults": {"gates": [{"request": 0, "before_page": 1}], "deadline_us": 500},
+       "expect": {"breaking_variant": "B1", "invariant": "I1"}},
+      {"name": "hicache", "kind": "prefetch",
+       "topology": {"attention_group": 2},
+       "requests": [{"room": 20, "abort": "during_transfer"}],
+       "faults": {"prefetch_states": ["missing", "active"]},
+       "expect": {"breaking_variant": "H1", "invariant": "I5"}}
+    ]})");
+}
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// One edit of the valid document: set the value at a JSON pointer, or remove it.
+struct edit {
+  std::string pointer;
+  json value;
+  bool remove = false;
+};
+edit put(std::string pointer, json value) { return {std::move(pointer), std::move(value)}; }
+edit drop(std::string pointer) { return {std::move(pointer), nullptr, true}; }
+
+json edited(const edit& e) {
+  json document = valid_document();
+  const json::json_pointer pointer(e.pointer);
+  if (e.remove) {
+    document.at(pointer.parent_pointer()).erase(pointer.back());
+  } else {
+    document[pointer] = e.value;
+  }
+  return document;
+}
+
+class CatalogueErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    // Per test and process: ctest runs the tests of this binary in parallel processes.
+    dir = fs::temp_directory_path() /
+          ("kvsim_catalogue_test_" + std::to_string(::getpid()) + "_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+
+  fs::path write(const std::string& bytes) {
+    const fs::path path = dir / "catalogue.json";
+    fs::remove(path);
+    std::ofstream(path, std::ios::binary) << bytes;
+    return path;
+  }
+
+  // Loading `path` fails with `kind`, in one line that starts with the file and contains every
+  // piece of `expected` (the scenario, the field, what is wrong).
+  static void expect_error(const fs::path& path, problem kind,
+                           const std::vector<std::string>& expected) {
+    try {
+      load_catalogue(path);
+      ADD_FAILURE() << "loading did not throw; expected " << to_string(kind);
+    } catch (const catalogue_error& e) {
+      const std::string message = e.what();
+      EXPECT_EQ(e.problem(), kind) << to_string(e.problem()) << ": " << message;
+      EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+      EXPECT_EQ(message.rfind(path.string() + ": ", 0), 0u) << message;
+      for (const auto& piece : expected) {
+        EXPECT_NE(message.find(piece), std::string::npos)
+            << "message: " << message << "\nexpected to contain: " << piece;
+      }
+    }
+  }
+
+  void expect_error(const std::string& bytes, problem kind,
+                    const std::vector<std::string>& expected) {
+    expect_error(write(bytes), kind, expected);
+  }
+
+  void expect_error(const edit& e, problem kind, const std::vector<std::string>& expected) {
+    SCOPED_TRACE(e.pointer + (e.remove ? " removed" : " = " + e.value.dump()));
+    expect_error(edited(e).dump(1), kind, expected);
+  }
+
+  fs::path dir;
+};
+
+// --- the file and the document ------------------------------------------------------------
+
+TEST_F(CatalogueErrors, AMissingFileIsNamed) {
+  expect_error(dir / "no_such.json", problem::unreadable_file, {"no such catalogue file"});
+}
+
+TEST_F(CatalogueErrors, AnUnreadableFileIsNamed) {
+  expect_error(dir, problem::unreadable_file, {"is a directory"});
+  if (::geteuid() != 0) {  // root reads anything
+    const fs::path path = write(valid_document().dump());
+    fs::permissions(path, fs::perms::none);
+    expect_error(path, problem::unreadable_file, {"cannot open catalogue: Permission denied"});
+  }
+}
+
+TEST_F(CatalogueErrors, MalformedOrTruncatedJsonNamesTheByte) {
+  expect_error(std::string(""), problem::malformed_json, {"empty file"});
+  expect_error(std::string("{\"format\": }"), problem::malformed_json,
+               {"malformed or truncated JSON at byte 12 ("});
+  const std::string text = valid_document().dump(1);
+  for (const std::size_t cut : {text.size() / 3, text.size() / 2, text.size() - 1}) {
+    expect_error(text.substr(0, cut), problem::malformed_json,
+                 {"malformed or truncated JSON at byte "});
+  }
+}
+
+TEST_F(CatalogueErrors, AKeyTwiceInOneObjectIsRefused) {
+  std::string text = valid_document().dump();
+  text.insert(text.find("\"room\":42"), "\"pages\":3,");  // requests[0] says "pages" twice
+  expect_error(text, problem::duplicate_key,
+               {"field 'scenarios[0].requests[0].pages' appears twice in one object"});
+}
+
+TEST_F(CatalogueErrors, ADocumentWithoutTheCatalogueFormatTagIsRefused) {
+  expect_error(put("/format", "kvsim-trace"), problem::wrong_format,
+               {"not a kvsim catalogue (field 'format' is \"kvsim-trace\", expected "
+                "\"kvsim-catalogue\")"});
+  expect_error(put("/format", 1), problem::wrong_format, {"field 'format' is 1"});
+  expect_error(drop("/format"), problem::wrong_format, {"no field 'format'"});
+  expect_error(std::string("[1, 2]"), problem::wrong_format,
+               {"not a kvsim catalogue (the JSON is array, not an object)"});
+}
+
+TEST_F(CatalogueErrors, ANewerFormatVersionIsRefused) {
+  expect_error(put("/version", 2), problem::newer_version,
+               {"catalogue format version 2 is newer than this kvsim reads (1)"});
+  // Not newer, just wrong:
+  expect_error(put("/version", 0), problem::out_of_range, {"field 'version' must be an integer >= 1"});
+  expect_error(put("/version", "1"), problem::wrong_type, {"field 'version'"});
+}
+
+// --- fields -----------------------------------------------------------------------------------
+
+TEST_F(CatalogueErrors, AMissingRequiredFieldIsNamed) {
+  expect_error(drop("/scenarios/0/name"), problem::missing_field,
+               {": scenarios[0]: missing required field 'name'"});
+  for (const char* field : {"kind", "topology", "requests", "expect"}) {
+    expect_error(drop(std::string("/scenarios/0/") + field), problem::missing_field,
+                 {"scenario 'page42': missing required field '" + std::string(field) + "'"});
+  }
+  const std::vector<std::pair<std::string, std::string>> nested = {
+      {"/scenarios/0/expect/breaking_variant", "expect.breaking_variant"},
+      {"/scenarios/0/expect/invariant", "expect.invariant"},
+      {"/scenarios/0/requests/1/room", "requests[1].room"},
+      {"/scenarios/0/faults/gates/0/request", "faults.gates[0].request"},
+      {"/scenarios/0/faults/gates/0/before_page", "faults.gates[0].before_page"},
+      {"/scenarios/1/faults/prefetch_states", "faults.prefetch_states"},
+  };
+  for (const auto& [pointer, field] : nested) {
+    expect_error(drop(pointer), problem::missing_field, {"missing required field '" + field + "'"});
+  }
+  expect_error(drop("/scenarios"), problem::missing_field, {"missing required field 'scenarios'"});
+  expect_error(drop("/version"), problem::missing_field, {"missing required field 'version'"});
+}
+
+TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
+  struct bad {
+    edit change;
+    std::string message;
+  };
+  const std::vector<bad> table = {
+      {put("/scenarios/0/topology/prefill_ranks", "2"),
+       "field 'topology.prefill_ranks' must be an integer >= 1 (got \"2\")"},
+      {put("/scenarios/0/requests/0/pages", 1.5),
+       "field 'requests[0].pages' must be an integer >= 1 (got 1.5)"},
+      {put("/scenarios/0/requests/0/room", true), "field 'requests[0].room' must be an integer"},
+      {put("/scenarios/0/topology", json::array()), "field 'topology' must be an object (got [])"},
+      {put("/scenarios/0/requests", json::object()), "field 'requests' must be an array (got {})"},
+      {put("/scenarios/0/requests/0", 3), "field 'requests[0]' must be an object (got 3)"},
+      {put("/scenarios/0/requests/0/abort_from", 0), "field 'requests[0].abort_from' must be an array"},
+      {put("/scenarios/0/faults/message_delay", "yes"),
+       "field 'faults.message_delay' must be true or false (got \"yes\")"},
+      {put("/scenarios/0/faults", json::array()), "field 'faults' must be an object"},
+      {put("/scenarios/0/kind", 0), "field 'kind' must be one of 'transfer', 'prefetch' (got 0)"},
+      {put("/scenarios/0/expect/invariant", 1), "field 'expect.invariant' must be a string"},
+      {put("/scenarios/0/description", json::array({"two", "lines"})),
+       "field 'description' must be a string"},
+      {put("/scenarios/0/step_limit", nullptr), "field 'step_limit' must be an integer >= 1 (got null)"},
+  };
+  for (const auto& b : table) {
+    expect_error(b.change, problem::wrong_type, {"scenario 'page42': " + b.message});
+  }
+  expect_error(put("/scenarios/0/name", 5), problem::wrong_type,
+               {"scenarios[0]: field 'name' must be a string (got 5)"});
+  expect_error(put("/scenarios/1", "hicache"), problem::wrong_type,
+               {"scenarios[1]: a scenario must be a JSON object"});
+  expect_error(put("/scenarios", json::object()), problem::wrong_type,
+               {"field 'scenarios' must be an array"});
+}
+
+TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
+  struct bad {
+    edit change;
+    std::string message;
+  };
+  const std::vector<bad> table = {
+      {put("/scenarios/0/topology/prefill_ranks", -1),
+       "field 'topology.prefill_ranks' must be an integer >= 1 (got -1)"},
+      {put("/scenarios/0/topology/decode_ranks", 0),
+       "field 'topology.decode_ranks' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/topology/pages_per_rank", 0),
+       "field 'topology.pages_per_rank' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/topology/page_bytes", 16),
+       "field 'topology.page_bytes' must be an integer >= 17 (got 16)"},
+      {put("/scenarios/0/topology/attention_group", 0),
+       "field 'topology.attention_group' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/topology/prefill_ranks", 4294967296ULL),
+       "field 'topology.prefill_ranks' must be an integer between 1 and 4294967295 "
+       "(got 4294967296)"},
+      {put("/scenarios/0/requests/0/pages", 0),
+       "field 'requests[0].pages' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/requests/0/pages", 9),
+       "field 'requests[0].pages' must be at most topology.pages_per_rank = 8 (got 9)"},
+      {put("/scenarios/0/topology/pages_per_rank", 1),
+       "field 'requests[0].pages' must be at most topology.pages_per_rank = 1 (got 2)"},
+      {put("/scenarios/0/requests/0/chunks", 0),
+       "field 'requests[0].chunks' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/requests/0/chunks", 3),
+       "field 'requests[0].chunks' must be at most requests[0].pages = 2 (got 3)"},
+      {put("/scenarios/0/requests/0/siblings", 0),
+       "field 'requests[0].siblings' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/requests/0/room", -7),
+       "field 'requests[0].room' must be an integer >= 0 (got -7)"},
+      {put("/scenarios/0/requests", json::array()), "field 'requests' must list at least one request"},
+      {put("/scenarios/0/faults/deadline_us", 0),
+       "field 'faults.deadline_us' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/step_limit", 0), "field 'step_limit' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/heal_bound_us", -5), "field 'heal_bound_us' must be an integer >= 1"},
+  };
+  for (const auto& b : table) {
+    expect_error(b.change, problem::out_of_range, {"scenario 'page42': " + b.message});
+  }
+  // The exact line of the schema's example.
+  expect_error(put("/scenarios/0/topology/prefill_ranks", -1), problem::out_of_range,
+               {"catalogue.json: scenario 'page42': field 'topology.prefill_ranks' must be an "
+                "integer >= 1 (got -1)"});
+}
+
+TEST_F(CatalogueErrors, AfterMustNameAnEarlierRequest) {
+  expect_error(put("/scenarios/0/requests/1/after", 1), problem::out_of_range,
+               {"scenario 'page42': field 'requests[1].after' must name an earlier request, an "
+                "index below 1 (got 1)"});
+  expect_error(put("/scenarios/0/requests/1/after", 5), problem::out_of_range,
+               {"field 'requests[1].after'", "(got 5)"});
+  expect_error(put("/scenarios/0/requests/0/after", 0), problem::out_of_range,
+               {"field 'requests[0].after' must name an earlier request, and requests[0] is the "
+                "first (got 0)"});
+}
+
+TEST_F(CatalogueErrors, AbortFromMustNameDecodeRanksOnce) {
+  expect_error(put("/scenarios/0/requests/0/abort_from", json::array({0, 2})), problem::out_of_range,
+               {"scenario 'page42': field 'requests[0].abort_from[1]' must be a decode rank, below "
+                "topology.decode_ranks = 2 (got 2)"});
+  expect_error(put("/scenarios/0/requests/0/abort_from", json::array({1, 1})), problem::inconsistent,
+               {"field 'requests[0].abort_from' lists decode rank 1 twice"});
+}
+
+TEST_F(CatalogueErrors, AGateMustNameARequestAndOneOfItsPages) {
+  expect_error(put("/scenarios/0/faults/gates/0/request", 2), problem::out_of_range,
+               {"scenario 'page42': field 'faults.gates[0].request' must name a request, an index "
+                "below 2 (got 2)"});
+  expect_error(put("/scenarios/0/faults/gates/0/before_page", 2), problem::out_of_range,
+               {"scenario 'page42': field 'faults.gates[0].before_page' must be below "
+                "requests[0].pages = 2 (got 2)"});
+}
+
+TEST_F(CatalogueErrors, AnUnknownNameOfAnEnumIsNamed) {
+  expect_error(put("/scenarios/0/kind", "transfers"), problem::unknown_value,
+               {"scenario 'page42': field 'kind' must be one of 'transfer', 'prefetch' (got "
+                "\"transfers\")"});
+  expect_error(put("/scenarios/0/requests/0/abort", "during"), problem::unknown_value,
+               {"field 'requests[0].abort' must be one of 'before_open', 'before_transfer', "
+                "'during_transfer', 'after_transfer', 'anytime' (got \"during\")"});
+  expect_error(put("/scenarios/0/requests/0/origin", "router"), problem::unknown_value,
+               {"field 'requests[0].origin' must be one of 'decode', 'prefill' (got \"router\")"});
+  expect_error(put("/scenarios/1/faults/prefetch_states/1", "running"), problem::unknown_value,
+               {"scenario 'hicache': field 'faults.prefetch_states[1]' must be one of 'missing', "
+                "'pending', 'active' (got \"running\")"});
+}
+
+TEST_F(CatalogueErrors, AnUnknownFieldAnywhereIsRefused) {
+  std::string text = valid_document().dump();
+  text.replace(text.find("\"topology\""), 10, "\"topolgy\"");
+  expect_error(text, problem::unknown_field,
+               {"scenario 'page42': unknown field 'topolgy' (did you mean 'topology'?)"});
+  text = valid_document().dump();
+  text.replace(text.find("\"name\":\"page42\""), 6, "\"nmae\"");
+  expect_error(text, problem::unknown_field,
+               {"scenarios[0]: unknown field 'nmae' (did you mean 'name'?)"});
+  const std::vector<std::pair<std::string, std::string>> table = {
+      {"/comment", "unknown field 'comment'"},
+      {"/scenarios/0/variant", "scenario 'page42': unknown field 'variant'"},
+      {"/scenarios/0/topology/prefil_ranks",
+       "unknown field 'topology.prefil_ranks' (did you mean 'topology.prefill_ranks'?)"},
+      {"/scenarios/0/requests/1/aborted", "unknown field 'requests[1].aborted' (did you mean "
+                                          "'requests[1].abort'?)"},
+      {"/scenarios/0/faults/message_dup", "unknown field 'faults.message_dup'"},
+      {"/scenarios/0/faults/gates/0/page", "unknown field 'faults.gates[0].page'"},
+      {"/scenarios/1/expect/variant", "scenario 'hicache': unknown field 'expect.variant'"},
+  };
+  for (const auto& [pointer, message] : table) {
+    expect_error(put(pointer, 1), problem::unknown_field, {message});
+  }
+}
+
+TEST_F(CatalogueErrors, TwoScenariosWithOneNameAreRefused) {
+  expect_error(put("/scenarios/1/name", "page42"), problem::duplicate_name,
+               {"scenario 'page42': field 'scenarios[1].name' repeats the name of scenarios[0]"});
+}
+
+TEST_F(CatalogueErrors, PrefetchStatesMustGiveOneStatePerRankOfTheGroup) {
+  expect_error(put("/scenarios/1/faults/prefetch_states", json::array({"active"})),
+               problem::inconsistent,
+               {"scenario 'hicache': field 'faults.prefetch_states' must give one state per rank "
+                "of topology.attention_group = 2 (got 1)"});
+  expect_error(put("/scenarios/1/topology/attention_group", 3), problem::inconsistent,
+               {"topology.attention_group = 3 (got 2)"});
+  expect_error(put("/scenarios/0/faults/prefetch_states", json::array({"active"})),
+               problem::inconsistent,
+               {"scenario 'page42': field 'faults.prefetch_states' belongs to prefetch scenarios "
+                "only (kind is 'transfer')"});
+}
+
+TEST_F(CatalogueErrors, TheBreakingVariantMustBeABugOfDomainMdOrCanary) {
+  for (const char* name : {"B13", "b1", "safe", "H0", ""}) {
+    expect_error(put("/scenarios/0/expect/breaking_variant", name), problem::unknown_value,
+                 {"scenario 'page42': field 'expect.breaking_variant' must be a bug of DOMAIN.md "
+                  "(B1 to B12, H1 to H3) or 'canary' (got \"" +
+                  std::string(name) + "\")"});
+  }
+  // A known bug of the other kind of scenario is a contradiction, not a typo.
+  expect_error(put("/scenarios/0/expect/breaking_variant", "H2"), problem::inconsistent,
+               {"field 'expect.breaking_variant' H2 is a prefetch bug, but kind is 'transfer'"});
+  expect_error(put("/scenarios/1/expect/breaking_variant", "B1"), problem::inconsistent,
+               {"field 'expect.breaking_variant' B1 is a transfer bug, but kind is 'prefetch'"});
+}
+
+TEST_F(CatalogueErrors, TheInvariantMustBeOneOfI1ToI9) {
+  for (const char* name : {"I0", "I10", "i1", "I", "1"}) {
+    expect_error(put("/scenarios/1/expect/invariant", name), problem::unknown_value,
+                 {"scenario 'hicache': field 'expect.invariant' must be an invariant of DOMAIN.md, "
+                  "I1 to I9 (got \"" +
+                  std::string(name) + "\")"});
+  }
+}
+
+TEST_F(CatalogueErrors, NamesAndDescriptionsMustBeUsableOnOneLine) {
+  expect_error(put("/scenarios/0/name", "page 42"), problem::invalid_text,
+               {"scenarios[0]: field 'name' must be 1 to 64 characters from [A-Za-z0-9_.-] (got "
+                "\"page 42\")"});
+  expect_error(put("/scenarios/0/name", ""), problem::invalid_text, {"scenarios[0]: field 'name'"});
+  expect_error(put("/scenarios/0/name", std::string(65, 'a')), problem::invalid_text,
+               {"scenarios[0]: field 'name'"});
+  expect_error(put("/scenarios/0/description", "two\nlines"), problem::invalid_text,
+               {"scenario 'page42': field 'description' must be one line"});
+}
+
+TEST_F(CatalogueErrors, AbortDetailsOnARequestThatIsNotAbortedAreInconsistent) {
+  expect_error(put("/scenarios/0/requests/1/abort_from", json::array({0})), problem::inconsistent,
+               {"field 'requests[1].abort_from' is given but the request has no 'abort'"});
+  expect_error(put("/scenarios/0/requests/1/origin", "prefill"), problem::inconsistent,
+               {"field 'requests[1].origin' is given but the request has no 'abort'"});
+  expect_error(put("/scenarios/0/requests/0/origin", "prefill"), problem::inconsistent,
+               {"field 'requests[0].abort_from' names decode ranks that abort, but origin "
+                "'prefill'"});
+}
+
+TEST_F(CatalogueErrors, ParseScenarioNamesItsOriginAndTheScenario) {
+  json scenario = valid_document()["scenarios"][0];
+  scenario["topology"]["decode_ranks"] = 0;
+  try {
+    parse_scenario(scenario, "run.trace.json");
+    FAIL() << "no error";
+  } catch (const catalogue_error& e) {
+    EXPECT_EQ(e.problem(), problem::out_of_range);
+    EXPECT_STREQ(e.what(),
+                 "run.trace.json: scenario 'page42': field 'topology.decode_ranks' must be an "
+                 "integer >= 1 (got 0)");
+  }
+  scenario.erase("name");
+  try {
+    parse_scenario(scenario, "run.trace.json");
+    FAIL() << "no error";
+  } catch (const catalogue_error& e) {
+    EXPECT_STREQ(e.what(), "run.trace.json: scenario (unnamed): missing required field 'name'");
+  }
+}
+
+// --- nothing but catalogue_error escapes --------------------------------------------------
+
+// Every outcome of parsing damaged text: a catalogue, or one catalogue_error line.
+void expect_parsed_or_one_line_error(const std::string& text, const std::string& what) {
+  try {
+    parse_catalogue(text, "damaged.json");
+  } catch (const catalogue_error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("damaged.json: ", 0), 0u) << what << ": " << message;
+    EXPECT_EQ(message.find('\n'), std::string::npos) << what << ": " << message;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << ": " << e.what();
+  }
+}
+
+// Every cut inside the first scenario, then every 31st byte: each is one malformed_json line.
+TEST(CatalogueDamage, ATruncatedCatalogueIsOneErrorLine) {
+  const std::string text = read_bytes(KVSIM_CATALOGUE);
+  ASSERT_GT(text.size(), 1000u);
+  const std::size_t second_scenario = text.find("\"name\"", text.find("\"name\"") + 1);
+  ASSERT_NE(second_scenario, std::string::npos);
+  for (std::size_t cut = 0; cut + 1 < text.size(); cut += cut < second_scenario ? 1 : 31) {
+    try {
+      parse_catalogue(text.substr(0, cut), "damaged.json");
+      ADD_FAILURE() << "a catalogue cut at byte " << cut << " loaded";
+    } catch (const catalogue_error& e) {
+      EXPECT_EQ(e.problem(), problem::malformed_json) << cut << ": " << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << cut;
+    }
+  }
+}
+
+// Each shipped scenario alone in a catalogue, every field of it replaced by odd values or
+// removed: a catalogue or one catalogue_error line, never another exception.
+TEST(CatalogueDamage, EveryFieldReplacedOrRemovedGivesACatalogueOrOneErrorLine) {
+  const std::vector<json> odd = {nullptr, -1,  0,  18446744073709551615ULL,
+                                 1.5,     "x", json::object(), json::array({0})};
+  std::size_t tried = 0;
+  for (const scenario_spec& spec : load_catalogue(KVSIM_CATALOGUE)) {
+    const json alone = catalogue_to_json({spec});
+    const json leaves = alone.flatten();
+    for (const auto& [pointer_text, leaf] : leaves.items()) {
+      const json::json_pointer pointer(pointer_text);
+      for (const json& value : odd) {
+        json document = alone;
+        document[pointer] = value;
+        expect_parsed_or_one_line_error(document.dump(), pointer_text + " = " + value.dump());
+        ++tried;
+      }
+      json document = alone;
+      json& parent = document.at(pointer.parent_pointer());
+      if (parent.is_array()) {
+        parent.erase(std::stoul(pointer.back()));
+      } else {
+        parent.erase(pointer.back());
+      }
+      expect_parsed_or_one_line_error(document.dump(), pointer_text + " removed");
+    }
+  }
+  EXPECT_GT(tried, 2000u);
+}
+
+}  // namespace
+}  // namespace kvsim::scenarios
