@@ -269,6 +269,9 @@ void world::stop_with_deadlock() {
   for (actor_id id = 0; id < actors_.size(); ++id) {
     const actor_record& actor = actors_[id];
     if (actor.state == actor_state::blocked) {
+      // Stuck in a collective that a peer never entered: DOMAIN.md I5 (every rank of a group
+      // enters the same collectives in the same order), shown by the wait-for graph.
+      if (actor.waiting_on.kind == wait_kind::collective) f.invariant = "I5";
       if (!waiting.empty()) waiting += "; ";
       waiting += to_string(actor.name) + " waits on " + describe(actor.waiting_on);
       f.details.push_back(to_string(actor.name) + " waits on " + describe(actor.waiting_on));
@@ -279,7 +282,7 @@ void world::stop_with_deadlock() {
   for (const auto& explain : wait_explainers_) {
     for (std::string& line : explain()) f.details.push_back(std::move(line));
   }
-  f.message = "deadlock at step " + std::to_string(steps_) + ", t=" + std::to_string(now_us_) +
+  f.message = (f.invariant == "I5" ? "I5: " : "") + std::string("deadlock at step ") + std::to_string(steps_) + ", t=" + std::to_string(now_us_) +
               "us: nothing can run; " + waiting;
   stop_with(std::move(f));
 }
