@@ -4,6 +4,7 @@
 // every run.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <iostream>
 #include <set>
@@ -11,6 +12,7 @@
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/transfer_world.h"
+#include "sim/pct.h"
 #include "sim/random_walk.h"
 
 namespace kvsim::scenarios {
@@ -39,11 +41,17 @@ struct search_result {
   std::optional<sim::finding> first;
 };
 
+enum class strategy_kind { random, pct3 };
+
 search_result search(const scenario_spec& spec, core::variant v, std::uint64_t runs,
-                     bool stop_at_first) {
+                     bool stop_at_first, strategy_kind kind = strategy_kind::random) {
   search_result result;
   for (std::uint64_t seed = 1; seed <= runs; ++seed) {
-    sim::random_walk chooser(seed);
+    sim::random_walk random(seed);
+    // PCT's change points are spread over the first 100 steps: these runs take 30 to 60.
+    sim::pct prioritized(seed, 3, 100);
+    sim::strategy& chooser =
+        kind == strategy_kind::random ? static_cast<sim::strategy&>(random) : prioritized;
     transfer_world w(spec, v, chooser, seed);
     properties::checker_set checkers(0, spec.heal_bound_us);
     checkers.attach(w.world());
@@ -69,12 +77,22 @@ TEST(TransferSearch, EveryBreakingVariantIsFoundWithItsInvariant) {
   std::set<std::string> unfound;
   for (const scenario_spec& spec : transfer_scenarios()) {
     if (spec.expect.breaking_variant == "canary") continue;
+    const auto started = std::chrono::steady_clock::now();
     const search_result red = search(spec, variant_for(spec.expect.breaking_variant),
                                      red_runs_max, true);
-    std::cout << spec.name << " [" << spec.expect.breaking_variant << "]: "
+    const auto random_us = std::chrono::duration_cast<std::chrono::microseconds>(
+                               std::chrono::steady_clock::now() - started)
+                               .count();
+    const search_result pct = search(spec, variant_for(spec.expect.breaking_variant),
+                                     red_runs_max, true, strategy_kind::pct3);
+    std::cout << spec.name << " [" << spec.expect.breaking_variant << "]: random "
               << (red.first ? red.first->invariant + " after " + std::to_string(red.runs) +
-                                  " run(s): " + red.first->message
+                                  " run(s), " + std::to_string(random_us) + " us: " +
+                                  red.first->message
                             : "nothing in " + std::to_string(red.runs) + " runs")
+              << "; pct:3 "
+              << (pct.first ? pct.first->invariant + " after " + std::to_string(pct.runs) + " run(s)"
+                            : "nothing in " + std::to_string(pct.runs) + " runs")
               << "\n";
     if (!red.first) {
       unfound.insert(spec.expect.breaking_variant);
