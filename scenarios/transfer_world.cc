@@ -258,6 +258,13 @@ struct transfer_world::parts {
     return std::find(req.abort_from.begin(), req.abort_from.end(), index) != req.abort_from.end();
   }
 
+  bool has_gate(std::size_t r) const {
+    for (const auto& g : spec.faults.gates) {
+      if (g.request == r) return true;
+    }
+    return false;
+  }
+
   bool gate_waiting(std::size_t r) const {
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
       if (spec.faults.gates[g].request == r && gates[g]->has_waiters()) return true;
@@ -297,9 +304,10 @@ struct transfer_world::parts {
         return;
       }
       if (wants_abort && !me.receiver.aborting(key)) {
-        const bool held = gate_waiting(r);
-        if ((req.abort == abort_phase::during_transfer && held) ||
-            (!held && world.fault(sim::fault_kind::abort))) {
+        // With a gate, "during the transfer" is exactly while the gate holds it (scripted);
+        // without one, the search decides when.
+        const bool scripted = req.abort == abort_phase::during_transfer && has_gate(r);
+        if ((scripted && gate_waiting(r)) || (!scripted && world.fault(sim::fault_kind::abort))) {
           abort_request(me, r);
           continue;  // B1 finishes at once; otherwise the next iteration opens the gate
         }
