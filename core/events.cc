@@ -1,18 +1,12 @@
 #include "core/events.h"
 
 #include <sstream>
+#include <type_traits>
 
 namespace kvsim::core {
 namespace {
 
-std::string ranks_text(const std::vector<rank_id>& ranks) {
-  std::string text = "[";
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (i != 0) text += ",";
-    text += std::to_string(ranks[i]);
-  }
-  return text + "]";
-}
+static_assert(std::is_same_v<rank_id, page_index>, "rank lists reuse pages_text");
 
 std::string status_text(const std::optional<kv_status>& status) {
   return status ? to_string(*status) : "absent";
@@ -94,7 +88,7 @@ struct describer {
   }
   void operator()(const abort_armed& e) const {
     out << "abort_armed " << to_string(e.key) << " nonce=" << e.nonce << " expecting ranks "
-        << ranks_text(e.expected_ranks);
+        << pages_text(e.expected_ranks);  // ranks print as the same "[0,1]" list
   }
   void operator()(const ack_target_registered& e) const {
     out << "ack_target_registered " << to_string(e.key) << " decode_rank=" << e.decode_rank

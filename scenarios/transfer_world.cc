@@ -143,7 +143,7 @@ struct transfer_world::parts {
         me.news.notify_all();
       }
       if (me.scheduler_done && all_decode_done()) return;
-      world.sleep_for(poll_interval_us);
+      world.wait_virtual(poll_interval_us);
     }
   }
 
@@ -170,7 +170,7 @@ struct transfer_world::parts {
         source = allocated.value();
         break;
       }
-      world.sleep_for(poll_interval_us);
+      world.wait_virtual(poll_interval_us);
     }
     for (std::uint32_t j = 0; j < source.size(); ++j) me.memory.write_canary(source[j], key, j);
     if (req.abort == abort_phase::before_open && req.origin == abort_origin::decode) {
@@ -195,7 +195,7 @@ struct transfer_world::parts {
         open_gates_of(r);
       }
       me.sender.poll();
-      if (me.sender.in_flight(key)) world.sleep_for(poll_interval_us);
+      if (me.sender.in_flight(key)) world.wait_virtual(poll_interval_us);
     }
     // The outcome goes to every decode rank: a failure is propagated, so that a decode rank
     // that did not abort itself still drains before it frees (DOMAIN.md, the fixed protocol).
@@ -211,7 +211,7 @@ struct transfer_world::parts {
     me.sender.finish(key);
     while (me.sender.tracking(key)) {  // drain-ACKs still owed
       me.sender.poll();
-      if (me.sender.tracking(key)) world.sleep_for(poll_interval_us);
+      if (me.sender.tracking(key)) world.wait_virtual(poll_interval_us);
     }
   }
 
@@ -286,7 +286,7 @@ struct transfer_world::parts {
     decode_rank_parts& me = *decode.at(d);
     const request_spec& req = spec.requests[r];
     const room_key key = keys[r];
-    while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) world.sleep_for(poll_interval_us);
+    while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) world.wait_virtual(poll_interval_us);
     me.receiver.publish(key);
     const bool wants_abort = aborts_here(req, d);
     if (wants_abort && (req.abort == abort_phase::before_open ||
@@ -313,7 +313,7 @@ struct transfer_world::parts {
         }
       }
       me.receiver.check_deadlines();
-      world.sleep_for(poll_interval_us);
+      world.wait_virtual(poll_interval_us);
     }
   }
 

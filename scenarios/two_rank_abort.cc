@@ -133,7 +133,7 @@ struct two_rank_abort_world::parts {
         if (message->key == a && message->kind == control_kind::chunk_ready) return true;
       }
       if (world.fault(sim::fault_kind::abort)) return false;
-      world.sleep_for(decode_poll_interval_us);
+      world.wait_virtual(decode_poll_interval_us);
     }
   }
 

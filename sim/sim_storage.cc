@@ -4,19 +4,17 @@
 
 namespace kvsim::sim {
 
-core::storage_handle sim_storage::read_pages(core::room_key owner,
-                                             const std::vector<core::page_index>& host_pages) {
+core::storage_handle sim_storage::read_pages(core::room_key /*owner*/,
+                                             const std::vector<core::page_index>& /*host_pages*/) {
   world_.step();
   const core::storage_handle handle = next_handle_++;
   reads_[handle] = core::storage_poll::in_flight;
   world_.spawn(actor_name{rank_, "storage", static_cast<std::uint32_t>(handle)},
-               [this, handle, owner, pages = host_pages.size()] {
-                 (void)owner;
-                 (void)pages;
+               [this, handle] {
                  core::storage_poll outcome = core::storage_poll::completed;
                  for (std::uint32_t i = 0; i < read_steps_; ++i) {
                    world_.step();
-                   if (world_.fault(fault_kind::transfer_stall)) world_.sleep_for(50);
+                   if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(50);
                    if (world_.fault(fault_kind::transfer_fail)) {
                      outcome = core::storage_poll::failed;
                      break;

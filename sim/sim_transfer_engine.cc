@@ -46,7 +46,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
         hold != holds_.end() && hold->second.before_page == t.pages_copied) {
       hold->second.at->pass();
     }
-    if (world_.fault(fault_kind::transfer_stall)) world_.sleep_for(stall_us);
+    if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
     if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
     transfer_record& now = transfers_.at(handle);
     const std::uint32_t i = now.pages_copied++;

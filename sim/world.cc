@@ -162,7 +162,7 @@ void world::wake(actor_id actor) {
   set_state(actor, actor_state::ready);
 }
 
-void world::sleep_for(std::uint64_t duration_us) {
+void world::wait_virtual(std::uint64_t duration_us) {
   block(wait_reason{wait_kind::sleep, "", now_us_ + duration_us, 0, 0}, now_us_ + duration_us);
 }
 
@@ -176,7 +176,6 @@ bool world::fault(fault_kind kind) {
   request.fault_per_million = per_million;
   request.step = steps_;
   const bool fired = stream_.decide(request) == 1;
-  // (fault and data decisions are not steps: only schedule decisions advance steps_)
   if (fired) emit(fault_fired{to_string(kind)});
   return fired;
 }

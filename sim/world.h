@@ -77,7 +77,9 @@ class world {
   // Suspends the current actor until wake() or, if given, the deadline; true on timeout.
   bool block(const wait_reason& reason, std::optional<std::uint64_t> deadline_us = std::nullopt);
   void wake(actor_id actor);
-  void sleep_for(std::uint64_t duration_us);
+  // Blocks the current actor for `duration_us` of virtual time (never real time: the clock
+  // only jumps when nobody can run).
+  void wait_virtual(std::uint64_t duration_us);
   // A fault opportunity: fires with the profile's probability for `kind` under random search.
   bool fault(fault_kind kind);
   // A data choice among `options` (e.g. a message delay), named by `tag`.

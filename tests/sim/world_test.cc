@@ -215,7 +215,7 @@ TEST(World, VirtualTimeJumpsWhenEveryoneWaits) {
   world w(chooser, world_config{});
   std::uint64_t woke_at = 0;
   w.spawn({0, "sleeper", 0}, [&w, &woke_at] {
-    w.sleep_for(1'000'000);
+    w.wait_virtual(1'000'000);
     woke_at = w.now_us();
   });
   EXPECT_EQ(w.run().end, run_end::quiescent);
