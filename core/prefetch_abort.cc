@@ -46,6 +46,14 @@ void prefetch_abort_coordinator::free_after_drain(room_key key, const prefetch& 
   emit(host_pages_freed{key, p.host_pages, owner});
 }
 
+void prefetch_abort_coordinator::complete(room_key key) {
+  const auto it = prefetches_.find(key);
+  if (it == prefetches_.end()) return;
+  const prefetch p = it->second;
+  if (p.io) free_after_drain(key, p, drain(*p.io));
+  prefetches_.erase(key);
+}
+
 void prefetch_abort_coordinator::release_aborted_request(room_key key) {
   const prefetch_state local = local_state(key);
   emit(prefetch_classified{key, local});

@@ -37,6 +37,9 @@ class prefetch_abort_coordinator {
 
   // Called by every rank of the group for the same aborted request.
   void release_aborted_request(room_key key);
+  // A prefetch that was not aborted: this rank alone waits for its read and frees its pages
+  // (the scheduler owns a completed read; the I/O thread the tail of a failed one).
+  void complete(room_key key);
 
  private:
   struct prefetch {

@@ -21,7 +21,8 @@ bool prefill_sender::open(room_key key, std::span<const page_index> source_pages
     emit(request_finished{key, request_outcome::aborted});
     return false;
   }
-  rooms_[key] = room{{source_pages.begin(), source_pages.end()}, {}, {}, false, false};
+  rooms_[key] = room{};
+  rooms_[key].source_pages.assign(source_pages.begin(), source_pages.end());
   state_.statuses.update(key, kv_status::bootstrapping);
   return true;
 }
@@ -53,7 +54,15 @@ bool prefill_sender::send_chunk(room_key key, rank_id decode_rank,
     c.siblings.push_back(ports_.transfers.submit(request));
     c.ended.push_back(false);
   }
-  rooms_.at(key).chunks.push_back(std::move(c));
+  room& r = rooms_.at(key);
+  r.chunks.push_back(std::move(c));
+  r.pages_queued[decode_rank] += source_pages.size();
+  // Historical (Mooncake's per-room transfer info, popped once the last chunk to a decode
+  // rank is queued, not once it has been written): an ABORT from that rank now finds no room
+  // and is ACKed at once, while the chunk still writes (B7).
+  if (variant_.has(bug::b7_cleared_room_ack) && r.pages_queued[decode_rank] >= r.source_pages.size()) {
+    r.cleared_for.insert(decode_rank);
+  }
   state_.statuses.update(key, kv_status::transferring);
   return true;
 }
@@ -147,7 +156,7 @@ void prefill_sender::on_abort(const control_message& abort) {
   if (!state_.tokens.accept(*abort.token, key, abort.from)) return;  // rejection is an event
   const ack_target target{abort.from, *abort.token};
   const auto it = rooms_.find(key);
-  if (it == rooms_.end()) {
+  if (it == rooms_.end() || it->second.cleared_for.contains(abort.from)) {
     // No sender for this (room, generation): not opened yet, or finished and drained. A
     // tombstone keeps a late open from ever writing (B10 restores the old: none); nothing of
     // it is in flight here, so the drain-ACK can go at once.
@@ -196,13 +205,6 @@ void prefill_sender::finish(room_key key) {
   it->second.finished = true;
   // Deferred by the ledger while any transfer still holds a lease on them.
   (void)state_.ledger.release_all(key);
-  if (variant_.has(bug::b7_cleared_room_ack)) {
-    // Historical: the room is cleared at once, outstanding chunk or not.
-    const bool failed = it->second.any_failed;
-    rooms_.erase(it);
-    emit(request_finished{key, failed ? request_outcome::failed : request_outcome::succeeded});
-    return;
-  }
   forget_if_done(key);
 }
 

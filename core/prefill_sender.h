@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <vector>
 
@@ -79,6 +80,8 @@ class prefill_sender {
     std::vector<page_index> source_pages;
     std::vector<chunk> chunks;
     std::vector<ack_target> ack_targets;
+    std::map<rank_id, std::size_t> pages_queued;  // per decode rank, over all chunks
+    std::set<rank_id> cleared_for;                 // B7 only: transfer info dropped early
     bool any_failed = false;
     bool finished = false;
   };

@@ -34,24 +34,7 @@ core::cluster_key world_key() {
   return key;
 }
 
-std::uint32_t bit(sim::fault_kind kind) { return 1u << static_cast<unsigned>(kind); }
-
 }  // namespace
-
-std::uint32_t allowed_faults(const scenario_spec& spec) {
-  std::uint32_t mask = 0;
-  for (const request_spec& r : spec.requests) {
-    if (r.abort) mask |= bit(sim::fault_kind::abort);
-  }
-  const fault_spec& f = spec.faults;
-  if (f.transfer_stall) mask |= bit(sim::fault_kind::transfer_stall);
-  if (f.transfer_fail) mask |= bit(sim::fault_kind::transfer_fail);
-  if (f.transfer_timeout_unconfirmed) mask |= bit(sim::fault_kind::transfer_timeout_unconfirmed);
-  if (f.message_delay) mask |= bit(sim::fault_kind::message_delay);
-  if (f.message_duplicate) mask |= bit(sim::fault_kind::message_duplicate);
-  if (f.message_drop) mask |= bit(sim::fault_kind::message_drop);
-  return mask;
-}
 
 struct transfer_world::parts {
   struct prefill_rank_parts {
@@ -336,7 +319,5 @@ transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::
 transfer_world::~transfer_world() = default;
 
 sim::world& transfer_world::world() { return parts_->world; }
-
-sim::run_outcome transfer_world::run() { return parts_->world.run(); }
 
 }  // namespace kvsim::scenarios

@@ -8,26 +8,23 @@
 
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
+#include "scenarios/scenario_world.h"
 #include "sim/strategy.h"
 #include "sim/world.h"
 
 namespace kvsim::scenarios {
 
-class transfer_world {
+class transfer_world final : public scenario_world {
  public:
   transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                  std::uint64_t seed);
   ~transfer_world();
 
-  sim::world& world();
-  sim::run_outcome run();
+  sim::world& world() override;
 
  private:
   struct parts;
   std::unique_ptr<parts> parts_;
 };
-
-// The fault kinds a scenario allows (swarm draws among them per seed).
-std::uint32_t allowed_faults(const scenario_spec& spec);
 
 }  // namespace kvsim::scenarios

@@ -30,7 +30,10 @@ core::storage_poll sim_storage::poll(core::storage_handle handle) {
   world_.step();
   const auto it = reads_.find(handle);
   KVSIM_SIM_ASSERT(it != reads_.end(), "poll of a storage read never started");
-  return it->second;
+  // A poll that finds the read still running costs a little virtual time (the poller's
+  // interval), so a poller spinning on a stalled read lets the clock reach the read's end.
+  if (it->second == core::storage_poll::in_flight) world_.wait_virtual(1);
+  return reads_.at(handle);
 }
 
 core::storage_poll sim_storage::wait(core::storage_handle handle) {

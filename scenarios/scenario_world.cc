@@ -1,0 +1,46 @@
+#include "scenarios/scenario_world.h"
+
+#include "scenarios/prefetch_world.h"
+#include "scenarios/transfer_world.h"
+#include "sim/fault_profile.h"
+
+namespace kvsim::scenarios {
+namespace {
+
+std::uint32_t bit(sim::fault_kind kind) { return 1u << static_cast<unsigned>(kind); }
+
+}  // namespace
+
+std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
+                                                    sim::strategy& chooser, std::uint64_t seed) {
+  if (spec.kind == scenario_kind::prefetch) {
+    return std::make_unique<prefetch_world>(spec, v, chooser, seed);
+  }
+  return std::make_unique<transfer_world>(spec, v, chooser, seed);
+}
+
+std::uint32_t allowed_faults(const scenario_spec& spec) {
+  std::uint32_t mask = 0;
+  for (const request_spec& r : spec.requests) {
+    // A prefetch scenario's abort is scripted (every rank cleans up), never drawn.
+    if (r.abort && spec.kind == scenario_kind::transfer) mask |= bit(sim::fault_kind::abort);
+  }
+  const fault_spec& f = spec.faults;
+  if (f.transfer_stall) mask |= bit(sim::fault_kind::transfer_stall);
+  if (f.transfer_fail) mask |= bit(sim::fault_kind::transfer_fail);
+  if (f.transfer_timeout_unconfirmed) mask |= bit(sim::fault_kind::transfer_timeout_unconfirmed);
+  if (f.message_delay) mask |= bit(sim::fault_kind::message_delay);
+  if (f.message_duplicate) mask |= bit(sim::fault_kind::message_duplicate);
+  if (f.message_drop) mask |= bit(sim::fault_kind::message_drop);
+  return mask;
+}
+
+core::variant breaking_variant(const scenario_spec& spec) {
+  if (spec.expect.breaking_variant == "canary") {
+    return core::variant::with(core::bug::b1_destination_reuse);
+  }
+  const auto named = core::variant::from_name(spec.expect.breaking_variant);
+  return named ? *named : core::variant::safe();
+}
+
+}  // namespace kvsim::scenarios

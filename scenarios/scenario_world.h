@@ -1,0 +1,33 @@
+#pragma once
+// Any catalogue scenario as a runnable simulated world, whatever its kind: what the search,
+// the CLI and the tests hold. Built from the scenario, a variant of the core, the strategy
+// that takes the run's decisions, and the seed (which also draws the swarm fault profile
+// among the faults the scenario allows).
+#include <cstdint>
+#include <memory>
+
+#include "core/variant.h"
+#include "scenarios/scenario_spec.h"
+#include "sim/strategy.h"
+#include "sim/world.h"
+
+namespace kvsim::scenarios {
+
+class scenario_world {
+ public:
+  virtual ~scenario_world() = default;
+  virtual sim::world& world() = 0;
+  sim::run_outcome run() { return world().run(); }
+};
+
+std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
+                                                    sim::strategy& chooser, std::uint64_t seed);
+
+// The fault kinds a scenario allows (bit i = sim::fault_kind i); swarm draws among them.
+std::uint32_t allowed_faults(const scenario_spec& spec);
+
+// The variant the scenario expects to break: its named bug, or for the canary the
+// deliberately broken core (decode frees its pages at abort, B1's release).
+core::variant breaking_variant(const scenario_spec& spec);
+
+}  // namespace kvsim::scenarios
