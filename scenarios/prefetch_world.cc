@@ -18,11 +18,12 @@ struct prefetch_world::parts {
     core::prefetch_abort_coordinator coordinator;
   };
 
-  parts(const scenario_spec& s, core::variant v, sim::strategy& chooser, std::uint64_t seed)
+  parts(const scenario_spec& s, core::variant v, sim::strategy& chooser,
+        const sim::fault_profile& faults)
       : spec(s),
         variant(v),
         world(chooser, sim::world_config{s.step_limit, 256 * 1024,
-                                         sim::fault_profile::draw(seed, allowed_faults(s))}),
+                                         faults}),
         group(world, 0, members_of(s)) {
     std::map<core::room_id, core::generation_t> generations;
     for (const request_spec& r : spec.requests) keys.push_back({r.room, generations[r.room]++});
@@ -75,7 +76,12 @@ struct prefetch_world::parts {
 
 prefetch_world::prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                                std::uint64_t seed)
-    : parts_(std::make_unique<parts>(spec, v, chooser, seed)) {}
+    : parts_(std::make_unique<parts>(spec, v, chooser,
+                                     sim::fault_profile::draw(seed, allowed_faults(spec)))) {}
+
+prefetch_world::prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
+                               const sim::fault_profile& faults)
+    : parts_(std::make_unique<parts>(spec, v, chooser, faults)) {}
 
 prefetch_world::~prefetch_world() = default;
 

@@ -13,6 +13,7 @@
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
 #include "scenarios/scenario_world.h"
+#include "sim/fault_profile.h"
 #include "sim/strategy.h"
 #include "sim/world.h"
 
@@ -20,8 +21,12 @@ namespace kvsim::scenarios {
 
 class prefetch_world final : public scenario_world {
  public:
+  // The seed draws the run's fault profile among the faults the scenario allows.
   prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                  std::uint64_t seed);
+  // An explicit fault profile (replay of a trace, shrinking).
+  prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
+                 const sim::fault_profile& faults);
   ~prefetch_world();
 
   sim::world& world() override;

@@ -8,6 +8,7 @@
 
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
+#include "sim/fault_profile.h"
 #include "sim/strategy.h"
 #include "sim/world.h"
 
@@ -22,6 +23,10 @@ class scenario_world {
 
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
                                                     sim::strategy& chooser, std::uint64_t seed);
+// With an explicit fault profile instead of the seed's draw (replaying or shrinking a trace).
+std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
+                                                    sim::strategy& chooser,
+                                                    const sim::fault_profile& faults);
 
 // The fault kinds a scenario allows (bit i = sim::fault_kind i); swarm draws among them.
 std::uint32_t allowed_faults(const scenario_spec& spec);

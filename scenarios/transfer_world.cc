@@ -1,5 +1,6 @@
 #include "scenarios/transfer_world.h"
 
+#include <algorithm>
 #include <deque>
 #include <map>
 #include <optional>
@@ -78,14 +79,17 @@ struct transfer_world::parts {
     core::abort_token_verifier verifier;
     core::decode_receiver receiver;
     std::vector<std::size_t> gates_to_open;
+    std::set<room_key> registered;                 // requests this rank has preallocated
+    std::deque<core::control_message> early;       // for requests it has not reached yet
     bool done = false;
   };
 
-  parts(const scenario_spec& s, core::variant v, sim::strategy& chooser, std::uint64_t seed)
+  parts(const scenario_spec& s, core::variant v, sim::strategy& chooser,
+        const sim::fault_profile& faults)
       : spec(s),
         variant(v),
         world(chooser, sim::world_config{s.step_limit, 256 * 1024,
-                                         sim::fault_profile::draw(seed, allowed_faults(s))}),
+                                         faults}),
         network(world) {
     std::map<core::room_id, core::generation_t> generations;
     for (const request_spec& r : spec.requests) keys.push_back({r.room, generations[r.room]++});
@@ -162,6 +166,9 @@ struct transfer_world::parts {
     }
     if (!me.sender.open(key, source)) {
       (void)me.ledger.release_all(key);
+      // Refused (aborted before it existed): decode ranks that did not abort it themselves
+      // still wait for a transfer; the failure goes to them, and they drain as for any other.
+      send_outcome(p, key, true);
       return;
     }
     while (me.metadata[key].size() < decode_ranks.size() && !me.lifetimes.is_closed(key)) {
@@ -170,9 +177,10 @@ struct transfer_world::parts {
     send_chunks(me, req, key, source);
     bool failed_here = false;
     while (me.sender.in_flight(key)) {
+      // With a gate, the failure lands while the gate holds the transfer (scripted);
+      // without one, the search decides when.
       if (req.abort && req.origin == abort_origin::prefill && !failed_here &&
-          ((req.abort == abort_phase::during_transfer && gate_waiting(r)) ||
-           world.fault(sim::fault_kind::abort))) {
+          (has_gate(r) ? gate_waiting(r) : world.fault(sim::fault_kind::abort))) {
         me.sender.fail(key);  // a prefill-side failure decode did not ask for (B8)
         failed_here = true;
         open_gates_of(r);
@@ -182,7 +190,15 @@ struct transfer_world::parts {
     }
     // The outcome goes to every decode rank: a failure is propagated, so that a decode rank
     // that did not abort itself still drains before it frees (DOMAIN.md, the fixed protocol).
-    const bool failed = me.lifetimes.is_closed(key) || me.sender.chunk_failed(key);
+    send_outcome(p, key, me.lifetimes.is_closed(key) || me.sender.chunk_failed(key));
+    me.sender.finish(key);
+    while (me.sender.tracking(key)) {  // drain-ACKs still owed
+      me.sender.poll();
+      if (me.sender.tracking(key)) world.wait_virtual(poll_interval_us);
+    }
+  }
+
+  void send_outcome(rank_id p, room_key key, bool failed) {
     for (rank_id d : decode_ranks) {
       if (failed) {
         network.endpoint(p).send(d, {core::control_kind::status, p, key, std::nullopt, {},
@@ -190,11 +206,6 @@ struct transfer_world::parts {
       } else {
         network.endpoint(p).send(d, {core::control_kind::chunk_ready, p, key, std::nullopt, {}, {}});
       }
-    }
-    me.sender.finish(key);
-    while (me.sender.tracking(key)) {  // drain-ACKs still owed
-      me.sender.poll();
-      if (me.sender.tracking(key)) world.wait_virtual(poll_interval_us);
     }
   }
 
@@ -220,6 +231,19 @@ struct transfer_world::parts {
     decode_rank_parts& me = *decode.at(d);
     for (std::size_t r = 0; r < spec.requests.size(); ++r) decode_one(d, r);
     open_pending_gates(me);
+    // A quarantined request still waits for its drain-ACKs: the event loop keeps running
+    // until they came (a late ACK confirms the quarantine and frees the pages), for as long
+    // as the scenario's liveness bound; an ACK that never comes leaves the request
+    // unfinished, which the liveness checker reports at quiescence.
+    const auto unresolved = [&] {
+      return std::any_of(keys.begin(), keys.end(),
+                         [&](const room_key& key) { return me.receiver.quarantined(key); });
+    };
+    const std::uint64_t give_up_us = world.now_us() + spec.heal_bound_us;
+    while (unresolved() && world.now_us() < give_up_us) {
+      receive_all(d);
+      if (unresolved()) world.wait_virtual(poll_interval_us);
+    }
     me.done = true;
   }
 
@@ -232,6 +256,34 @@ struct transfer_world::parts {
   void open_pending_gates(decode_rank_parts& me) {
     for (std::size_t g : me.gates_to_open) gates[g]->open();
     me.gates_to_open.clear();
+  }
+
+  // The decode rank's event loop: a message about a request this rank has not reached yet (a
+  // prefill that failed it before this rank registered it) waits until the rank registers
+  // that request, as a status a real receiver would read once it is created.
+  void receive_all(rank_id d) {
+    decode_rank_parts& me = *decode.at(d);
+    while (auto message = network.try_receive(d)) {
+      const bool known = std::find(keys.begin(), keys.end(), message->key) != keys.end();
+      if (known && !me.registered.contains(message->key)) {
+        me.early.push_back(std::move(*message));
+        continue;
+      }
+      me.receiver.on_message(*message);
+    }
+  }
+
+  void registered_now(decode_rank_parts& me, room_key key) {
+    me.registered.insert(key);
+    std::deque<core::control_message> waiting;
+    waiting.swap(me.early);
+    for (core::control_message& message : waiting) {
+      if (message.key == key) {
+        me.receiver.on_message(message);
+      } else {
+        me.early.push_back(std::move(message));
+      }
+    }
   }
 
   bool aborts_here(const request_spec& req, rank_id d) const {
@@ -269,8 +321,14 @@ struct transfer_world::parts {
     decode_rank_parts& me = *decode.at(d);
     const request_spec& req = spec.requests[r];
     const room_key key = keys[r];
-    while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) world.wait_virtual(poll_interval_us);
+    while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) {
+      // The pool is full: keep the event loop running, so that a late drain-ACK of an
+      // earlier request can give its pages back.
+      receive_all(d);
+      world.wait_virtual(poll_interval_us);
+    }
     me.receiver.publish(key);
+    registered_now(me, key);
     const bool wants_abort = aborts_here(req, d);
     if (wants_abort && (req.abort == abort_phase::before_open ||
                         req.abort == abort_phase::before_transfer)) {
@@ -278,7 +336,7 @@ struct transfer_world::parts {
     }
     for (;;) {
       open_pending_gates(me);  // an earlier aborted request's held transfer may now resume
-      while (auto message = network.try_receive(d)) me.receiver.on_message(*message);
+      receive_all(d);
       if (me.receiver.finished(key) || me.receiver.quarantined(key)) return;
       if (me.receiver.transfer_complete(key)) {
         const auto& pages = me.receiver.pages(key);
@@ -287,14 +345,18 @@ struct transfer_world::parts {
         return;
       }
       if (wants_abort && !me.receiver.aborting(key)) {
-        // With a gate, "during the transfer" is exactly while the gate holds it (scripted);
-        // without one, the search decides when.
-        const bool scripted = req.abort == abort_phase::during_transfer && has_gate(r);
-        if ((scripted && gate_waiting(r)) || (!scripted && world.fault(sim::fault_kind::abort))) {
+        // With a gate, the abort lands exactly while the gate holds the transfer (scripted:
+        // "during the transfer" or, with the gate in the last chunk, "after the last chunk was
+        // queued"); without one, the search decides when.
+        if (has_gate(r) ? gate_waiting(r) : world.fault(sim::fault_kind::abort)) {
           abort_request(me, r);
           continue;  // B1 finishes at once; otherwise the next iteration opens the gate
         }
       }
+      // A held transfer resumes once the request is aborting here, whoever started the
+      // abort (this rank, or a prefill-side failure it learned of); and a held transfer of a
+      // request nobody aborts is only slow: it resumes too.
+      if ((!req.abort || me.receiver.aborting(key)) && gate_waiting(r)) open_gates_of(r);
       me.receiver.check_deadlines();
       world.wait_virtual(poll_interval_us);
     }
@@ -314,7 +376,12 @@ struct transfer_world::parts {
 
 transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                                std::uint64_t seed)
-    : parts_(std::make_unique<parts>(spec, v, chooser, seed)) {}
+    : parts_(std::make_unique<parts>(spec, v, chooser,
+                                     sim::fault_profile::draw(seed, allowed_faults(spec)))) {}
+
+transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
+                               const sim::fault_profile& faults)
+    : parts_(std::make_unique<parts>(spec, v, chooser, faults)) {}
 
 transfer_world::~transfer_world() = default;
 

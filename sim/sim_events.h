@@ -102,6 +102,7 @@ struct message_delivered {
   message_id message = 0;
   core::rank_id to = 0;
 };
+// The first transmission was lost; the transport resends it (message_delivered follows).
 struct message_dropped {
   message_id message = 0;
 };

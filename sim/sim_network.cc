@@ -6,6 +6,7 @@ namespace {
 constexpr std::uint64_t delay_tag = 0xde1a;
 constexpr std::uint64_t delay_step_us = 10;
 constexpr std::uint32_t delay_choices = 4;  // 10, 20, 30 or 40 us
+constexpr std::uint64_t retransmit_us = 100;  // a dropped message arrives again this much later
 
 }  // namespace
 
@@ -43,16 +44,17 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
   message.from = from;
   const message_id id = next_message_++;
   world_.emit(message_sent{id, from, to, message.kind, message.key});
-  if (world_.fault(fault_kind::message_drop)) {
-    world_.emit(message_dropped{id});
-    return;
-  }
+  // The control plane runs over TCP (ZMQ in SGLang, Mooncake's RPC): a message is not lost
+  // for good, but a dropped connection loses what was in flight and the sender resends it
+  // after reconnecting, late and out of order with everything sent meanwhile.
+  const std::uint64_t lost_us = world_.fault(fault_kind::message_drop) ? retransmit_us : 0;
+  if (lost_us != 0) world_.emit(message_dropped{id});
   const int copies = world_.fault(fault_kind::message_duplicate) ? 2 : 1;
   for (int copy = 0; copy < copies; ++copy) {
     const std::uint64_t delay_us =
-        world_.fault(fault_kind::message_delay)
-            ? delay_step_us * (1 + world_.choose(delay_tag, delay_choices))
-            : 0;
+        lost_us + (world_.fault(fault_kind::message_delay)
+                       ? delay_step_us * (1 + world_.choose(delay_tag, delay_choices))
+                       : 0);
     world_.post(delay_us, [this, id, to, message] {
       box(to).messages.push_back(message);
       world_.emit(message_delivered{id, to});

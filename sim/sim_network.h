@@ -1,7 +1,8 @@
 #pragma once
 // The control-plane network: one mailbox per rank. A sent message is a pending delivery
 // that the scheduler chooses when to perform, so messages reorder; the run's fault profile
-// may delay (virtual time), duplicate or drop it.
+// may delay (virtual time), duplicate or drop it; a dropped message is resent by the
+// transport (TCP semantics: lost in flight, not lost for good) and arrives 100 us late.
 #include <cstdint>
 #include <deque>
 #include <map>

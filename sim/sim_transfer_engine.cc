@@ -43,13 +43,15 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
       return end(handle, core::transfer_poll::succeeded);
     }
     if (const auto hold = holds_.find(t.request.owner);
-        hold != holds_.end() && hold->second.before_page == t.pages_copied) {
+        hold != holds_.end() &&
+        hold->second.before_page == request_pages_copied_[{t.request.owner, t.request.destination_rank}]) {
       hold->second.at->pass();
     }
     if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
     if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
     transfer_record& now = transfers_.at(handle);
     const std::uint32_t i = now.pages_copied++;
+    ++request_pages_copied_[{now.request.owner, now.request.destination_rank}];
     const core::page_index source_page = now.request.source_pages[i];
     const core::page_index destination_page = now.request.destination_pages[i];
     memories_.at(now.request.destination_rank)

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "core/ports.h"
@@ -32,7 +33,9 @@ class sim_transfer_engine final : public core::transfer_engine {
   core::transfer_poll wait(core::transfer_handle handle);
   // The pools of every rank (when the engine is built before all pools exist).
   void set_memories(std::map<core::rank_id, kv_memory*> memories) { memories_ = std::move(memories); }
-  // Holds every transfer of `owner` at `g` before it copies page `before_page`.
+  // Holds every transfer of `owner` at `g` before it copies the request's page `before_page`:
+  // when `before_page` pages of the request have reached that destination rank, over all of
+  // its chunks and sibling transfers (so a gate can sit in a later chunk).
   void hold(core::room_key owner, gate& g, std::uint32_t before_page);
 
  private:
@@ -56,6 +59,7 @@ class sim_transfer_engine final : public core::transfer_engine {
   std::map<core::rank_id, kv_memory*> memories_;
   std::map<core::transfer_handle, transfer_record> transfers_;
   std::map<core::room_key, hold_rule> holds_;
+  std::map<std::pair<core::room_key, core::rank_id>, std::uint32_t> request_pages_copied_;
   wait_queue ended_;
   core::transfer_handle next_handle_ = 1;
 };

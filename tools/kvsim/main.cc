@@ -1,41 +1,86 @@
-// kvsim: command-line entry point. Later issues add explore, replay, shrink, export, bench
-// and real; until the simulator lands the main job is the ledger demonstration.
+// kvsim: the command-line tool. One subcommand per job: list and run for a first look,
+// explore for CI property runs, replay / shrink / export for a recorded failure, demo for the
+// main job (explore --all), real for the GPU backend.
+#include <functional>
 #include <iostream>
-#include <string_view>
+#include <map>
+#include <string>
+#include <vector>
 
-#include "tools/kvsim/ledger_demo.h"
-#include "tools/kvsim/sim_demo.h"
+#include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/commands.h"
+#ifdef KVSIM_HAVE_REAL_BACKEND
+#include "real_backend/real_command.h"
+#endif
 
 namespace {
 
-constexpr std::string_view usage =
-    "usage: kvsim <command>\n"
+constexpr const char* usage =
+    "usage: kvsim <command> [flags]   (kvsim <command> --help for its flags)\n"
     "commands:\n"
-    "  demo       the page-42 shape on the page ledger, then a random search on the\n"
-    "             simulator's test world, historical vs production release\n"
-    "  --help     this text\n"
-    "  --version  the kvsim version\n";
+    "  list      the catalogue's scenarios, their breaking variant and invariant\n"
+    "  run       one run of a scenario (variant, strategy, seed), optionally its trace\n"
+    "  explore   search scenarios under a budget (random, pct:D, dfs[:P]); --all checks\n"
+    "            every breaking variant is found and safe is clean\n"
+    "  replay    re-run a trace file, strictly or leniently\n"
+    "  shrink    minimise a failing trace (fewer faults, preemptions, decisions)\n"
+    "  export    a trace as a Perfetto/Chrome timeline or a text log\n"
+    "  demo      the main job: explore --all with a one-minute budget\n"
+    "  real      a scripted scenario on the GPU backend\n"
+    "  --help    this text;  --version  the version\n"
+    "exit codes: 0 expectations held / no finding, 1 finding or unmet expectation,\n"
+    "            2 usage or input error (one line on stderr)\n";
+
+using command = std::function<int(const kvsim::tools::arguments&, std::ostream&)>;
+
+// `kvsim real` lives in real_backend/, built only where CUDA and NCCL are found.
+int run_real(const kvsim::tools::arguments& args, std::ostream& out) {
+#ifdef KVSIM_HAVE_REAL_BACKEND
+  return kvsim::real::run_real_command(args, out, std::cerr);
+#else
+  (void)args;
+  (void)out;
+  throw kvsim::tools::input_error("this kvsim was built without CUDA and NCCL (no real backend)");
+#endif
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::cerr << "kvsim: expected exactly one command (try 'kvsim --help')\n";
+  const std::map<std::string, command> commands{
+      {"list", kvsim::tools::cmd_list},       {"run", kvsim::tools::cmd_run},
+      {"explore", kvsim::tools::cmd_explore}, {"replay", kvsim::tools::cmd_replay},
+      {"shrink", kvsim::tools::cmd_shrink},   {"export", kvsim::tools::cmd_export},
+      {"demo", kvsim::tools::cmd_demo},
+      {"real", run_real},
+  };
+  if (argc < 2) {
+    std::cerr << "kvsim: expected a command (try 'kvsim --help')\n";
     return 2;
   }
-  const std::string_view command = argv[1];
-  if (command == "demo") {
-    kvsim::tools::run_ledger_demo(std::cout);
-    return kvsim::tools::run_sim_demo(std::cout);
-  }
-  if (command == "--help" || command == "-h") {
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
     std::cout << usage;
     return 0;
   }
-  if (command == "--version") {
+  if (name == "--version") {
     std::cout << "kvsim " << KVSIM_VERSION << "\n";
     return 0;
   }
-  std::cerr << "kvsim: unknown command '" << command << "' (try 'kvsim --help')\n";
+  const auto it = commands.find(name);
+  if (it == commands.end()) {
+    std::cerr << "kvsim: unknown command '" << name << "' (try 'kvsim --help')\n";
+    return 2;
+  }
+  const kvsim::tools::arguments args(argv + 2, argv + argc);
+  try {
+    return it->second(args, std::cout);
+  } catch (const kvsim::tools::usage_error& e) {
+    std::cerr << "kvsim " << name << ": " << e.what() << " (try 'kvsim " << name << " --help')\n";
+  } catch (const kvsim::tools::input_error& e) {
+    std::cerr << "kvsim " << name << ": " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "kvsim " << name << ": internal error: " << e.what() << "\n";
+  }
   return 2;
 }

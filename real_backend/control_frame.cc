@@ -1,0 +1,208 @@
+#include "real_backend/control_frame.h"
+
+#include <string>
+
+#include "real_backend/errors.h"
+
+namespace kvsim::real {
+namespace {
+
+constexpr std::uint8_t control_kind_max = static_cast<std::uint8_t>(core::control_kind::chunk_ready);
+constexpr std::uint8_t kv_status_max = static_cast<std::uint8_t>(core::kv_status::success);
+
+class writer {
+ public:
+  explicit writer(frame_type type) : bytes_(frame_header_bytes, 0) {
+    bytes_[4] = static_cast<std::uint8_t>(type);
+  }
+  template <class T>
+  void put(T value) {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      bytes_.push_back(static_cast<std::uint8_t>(static_cast<std::uint64_t>(value) >> (8 * i)));
+    }
+  }
+  void put_bytes(std::span<const std::uint8_t> data) { bytes_.insert(bytes_.end(), data.begin(), data.end()); }
+  std::vector<std::uint8_t> finish() {
+    const auto payload = static_cast<std::uint32_t>(bytes_.size() - frame_header_bytes);
+    for (std::size_t i = 0; i < 4; ++i) bytes_[i] = static_cast<std::uint8_t>(payload >> (8 * i));
+    return std::move(bytes_);
+  }
+
+ private:
+  std::vector<std::uint8_t> bytes_;
+};
+
+class reader {
+ public:
+  reader(std::span<const std::uint8_t> payload, const char* what) : data_(payload), what_(what) {}
+
+  template <class T>
+  T get(const std::string& field) {
+    need(sizeof(T), field);
+    std::uint64_t value = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) value |= std::uint64_t{data_[at_ + i]} << (8 * i);
+    at_ += sizeof(T);
+    return static_cast<T>(value);
+  }
+  void get_bytes(std::span<std::uint8_t> out, const std::string& field) {
+    need(out.size(), field);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = data_[at_ + i];
+    at_ += out.size();
+  }
+  bool get_flag(const std::string& field) {
+    const std::size_t at = at_;
+    const auto flag = get<std::uint8_t>(field);
+    if (flag > 1) refuse("field '" + field + "' at offset " + std::to_string(at) + " must be 0 or 1 (got " + std::to_string(flag) + ")");
+    return flag == 1;
+  }
+  std::size_t left() const { return data_.size() - at_; }
+  std::size_t at() const { return at_; }
+  void end() const {
+    if (left() != 0) {
+      refuse(std::to_string(left()) + " trailing byte(s) after the message at offset " + std::to_string(at_));
+    }
+  }
+  [[noreturn]] void refuse(const std::string& why) const {
+    throw control_plane_error(std::string("control plane: malformed ") + what_ + ": " + why);
+  }
+
+ private:
+  void need(std::size_t bytes, const std::string& field) const {
+    if (left() < bytes) {
+      refuse("truncated: field '" + field + "' needs " + std::to_string(bytes) +
+             " byte(s) at offset " + std::to_string(at_) + ", " + std::to_string(left()) + " left");
+    }
+  }
+
+  std::span<const std::uint8_t> data_;
+  const char* what_;
+  std::size_t at_ = 0;
+};
+
+}  // namespace
+
+const char* to_string(frame_type type) {
+  switch (type) {
+    case frame_type::hello:
+      return "hello";
+    case frame_type::control:
+      return "control";
+    case frame_type::nccl_id:
+      return "nccl_id";
+  }
+  return "unknown";
+}
+
+std::vector<std::uint8_t> encode_hello(core::rank_id rank) {
+  writer w(frame_type::hello);
+  w.put<std::uint32_t>(hello_magic);
+  w.put<std::uint16_t>(wire_version);
+  w.put<std::uint32_t>(rank);
+  return w.finish();
+}
+
+std::vector<std::uint8_t> encode_control(const core::control_message& message) {
+  writer w(frame_type::control);
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(message.kind));
+  w.put<std::uint32_t>(message.from);
+  w.put<std::uint64_t>(message.key.room);
+  w.put<std::uint32_t>(message.key.generation);
+  w.put<std::uint8_t>(message.token ? 1 : 0);
+  if (message.token) {
+    const core::abort_token& t = *message.token;
+    w.put<std::uint64_t>(t.key.room);
+    w.put<std::uint32_t>(t.key.generation);
+    w.put<std::uint32_t>(t.issuer);
+    w.put<std::uint64_t>(t.nonce);
+    w.put_bytes(t.mac);
+  }
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(message.pages.size()));
+  for (core::page_index p : message.pages) w.put<std::uint32_t>(p);
+  w.put<std::uint8_t>(message.status ? 1 : 0);
+  if (message.status) w.put<std::uint8_t>(static_cast<std::uint8_t>(*message.status));
+  return w.finish();
+}
+
+std::vector<std::uint8_t> encode_id(const id_blob& id) {
+  writer w(frame_type::nccl_id);
+  w.put_bytes(id);
+  return w.finish();
+}
+
+frame_header decode_header(std::span<const std::uint8_t> header) {
+  reader r(header, "frame header");
+  const auto payload = r.get<std::uint32_t>("payload_length");
+  const auto type = r.get<std::uint8_t>("type");
+  r.end();
+  if (type < static_cast<std::uint8_t>(frame_type::hello) ||
+      type > static_cast<std::uint8_t>(frame_type::nccl_id)) {
+    r.refuse("unknown frame type " + std::to_string(type));
+  }
+  if (payload > frame_payload_max) {
+    r.refuse("payload length " + std::to_string(payload) + " exceeds the limit of " +
+             std::to_string(frame_payload_max) + " bytes");
+  }
+  return {static_cast<frame_type>(type), payload};
+}
+
+core::rank_id decode_hello(std::span<const std::uint8_t> payload) {
+  reader r(payload, "hello frame");
+  const auto magic = r.get<std::uint32_t>("magic");
+  if (magic != hello_magic) r.refuse("not a kvsim peer (magic " + std::to_string(magic) + ")");
+  const auto version = r.get<std::uint16_t>("version");
+  if (version != wire_version) {
+    r.refuse("wire version " + std::to_string(version) + ", this kvsim speaks " + std::to_string(wire_version));
+  }
+  const auto rank = r.get<std::uint32_t>("rank");
+  r.end();
+  return rank;
+}
+
+core::control_message decode_control(std::span<const std::uint8_t> payload) {
+  reader r(payload, "control frame");
+  core::control_message m;
+  const auto kind = r.get<std::uint8_t>("kind");
+  if (kind > control_kind_max) r.refuse("unknown control kind " + std::to_string(kind));
+  m.kind = static_cast<core::control_kind>(kind);
+  m.from = r.get<std::uint32_t>("from");
+  m.key.room = r.get<std::uint64_t>("room");
+  m.key.generation = r.get<std::uint32_t>("generation");
+  if (r.get_flag("has_token")) {
+    core::abort_token t;
+    t.key.room = r.get<std::uint64_t>("token.room");
+    t.key.generation = r.get<std::uint32_t>("token.generation");
+    t.issuer = r.get<std::uint32_t>("token.issuer");
+    t.nonce = r.get<std::uint64_t>("token.nonce");
+    r.get_bytes(t.mac, "token.mac");
+    m.token = t;
+  }
+  const auto pages = r.get<std::uint32_t>("page_count");
+  if (std::size_t{pages} * 4 > r.left()) {
+    r.refuse("truncated: " + std::to_string(pages) + " pages need " + std::to_string(std::size_t{pages} * 4) +
+             " byte(s) at offset " + std::to_string(r.at()) + ", " + std::to_string(r.left()) + " left");
+  }
+  m.pages.reserve(pages);
+  for (std::uint32_t i = 0; i < pages; ++i) {
+    m.pages.push_back(r.get<std::uint32_t>("pages[" + std::to_string(i) + "]"));
+  }
+  if (r.get_flag("has_status")) {
+    const std::size_t at = r.at();
+    const auto status = r.get<std::uint8_t>("status");
+    if (status > kv_status_max) {
+      r.refuse("field 'status' at offset " + std::to_string(at) + " is not a kv_status (got " + std::to_string(status) + ")");
+    }
+    m.status = static_cast<core::kv_status>(status);
+  }
+  r.end();
+  return m;
+}
+
+id_blob decode_id(std::span<const std::uint8_t> payload) {
+  reader r(payload, "nccl_id frame");
+  id_blob id{};
+  r.get_bytes(id, "id");
+  r.end();
+  return id;
+}
+
+}  // namespace kvsim::real

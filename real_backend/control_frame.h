@@ -1,0 +1,51 @@
+#pragma once
+// The control plane's wire format between prefill and decode processes (and the NCCL id
+// exchange): length-prefixed frames, every integer little-endian, nothing implicit.
+//
+//   frame   = payload_length u32 | type u8 | payload
+//   hello   = magic u32 "kvsm" | version u16 | rank u32                (first frame on a link)
+//   control = kind u8 | from u32 | room u64 | generation u32
+//             | has_token u8 [ room u64 | generation u32 | issuer u32 | nonce u64 | mac 32 bytes ]
+//             | page_count u32 | page u32 * page_count
+//             | has_status u8 [ status u8 ]
+//   nccl_id = 128 opaque bytes (ncclUniqueId)
+//
+// Decoding trusts nothing: an unknown type or kind, a length over the limit, a truncated
+// field, an out-of-range enum or trailing bytes are refused with one control_plane_error line
+// that names the field and the offset.
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "core/ports.h"
+
+namespace kvsim::real {
+
+enum class frame_type : std::uint8_t { hello = 1, control = 2, nccl_id = 3 };
+
+inline constexpr std::size_t frame_header_bytes = 5;
+inline constexpr std::uint32_t frame_payload_max = 1u << 20;  // 1 MiB: far above any message
+inline constexpr std::uint32_t hello_magic = 0x6d73766b;      // "kvsm" read little-endian
+inline constexpr std::uint16_t wire_version = 1;
+inline constexpr std::size_t id_blob_bytes = 128;             // NCCL_UNIQUE_ID_BYTES
+using id_blob = std::array<std::uint8_t, id_blob_bytes>;
+
+struct frame_header {
+  frame_type type = frame_type::hello;
+  std::uint32_t payload_bytes = 0;
+};
+
+// Whole frames (header and payload), ready to write.
+std::vector<std::uint8_t> encode_hello(core::rank_id rank);
+std::vector<std::uint8_t> encode_control(const core::control_message& message);
+std::vector<std::uint8_t> encode_id(const id_blob& id);
+
+frame_header decode_header(std::span<const std::uint8_t> header);  // exactly 5 bytes
+core::rank_id decode_hello(std::span<const std::uint8_t> payload);
+core::control_message decode_control(std::span<const std::uint8_t> payload);
+id_blob decode_id(std::span<const std::uint8_t> payload);
+
+const char* to_string(frame_type type);
+
+}  // namespace kvsim::real

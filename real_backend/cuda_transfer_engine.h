@@ -1,0 +1,73 @@
+#pragma once
+// The transfer engine of one prefill rank on GPUs: a transfer's pages are copied with one
+// cudaMemcpyAsync each (cudaMemcpyPeerAsync when the destination pool is on another device)
+// on one of the rank's worker streams, taken in turn, so that sibling transfers and other
+// requests' transfers run side by side as Mooncake's worker threads do; a CUDA event
+// recorded behind the last page says when the transfer ended. A held transfer has a gate
+// kernel queued in front of one of its pages (the simulator's hold). Like Mooncake, there is
+// no cancel of queued device work: cancel() confirms only a transfer that already ended.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "real_backend/cuda_gate.h"
+#include "real_backend/cuda_page_pool.h"
+#include "real_backend/data_plane.h"
+
+namespace kvsim::real {
+
+class cuda_transfer_engine final : public gated_transfer_engine {
+ public:
+  static constexpr std::uint32_t default_worker_streams = 4;
+
+  cuda_transfer_engine(core::rank_id rank, cuda_page_pool& source,
+                       std::map<core::rank_id, cuda_page_pool*> destinations,
+                       std::uint32_t worker_streams = default_worker_streams);
+  ~cuda_transfer_engine() override;
+  cuda_transfer_engine(const cuda_transfer_engine&) = delete;
+  cuda_transfer_engine& operator=(const cuda_transfer_engine&) = delete;
+
+  core::transfer_handle submit(const core::transfer_request& request) override;
+  core::transfer_poll poll(core::transfer_handle handle) override;
+  bool cancel(core::transfer_handle handle) override;
+
+  // `gate` must be a cuda_gate.
+  void hold(core::room_key owner, hold_gate& gate, std::uint32_t before_page) override;
+  std::vector<held_transfer> held_at(const hold_gate& gate) const override;
+  std::vector<ended_transfer> take_ended() override;
+
+  // The worker streams, in the order submit() takes them (the benchmark's raw copies use the
+  // same ones, so that both sides copy the same way).
+  const std::vector<cudaStream_t>& streams() const { return streams_; }
+
+ private:
+  struct transfer_record {
+    core::transfer_request request;
+    cudaEvent_t done = nullptr;
+    core::transfer_poll state = core::transfer_poll::in_flight;
+    const cuda_gate* held_by = nullptr;
+    std::uint32_t before_page = 0;
+  };
+  struct hold_rule {
+    cuda_gate* gate = nullptr;
+    std::uint32_t before_page = 0;
+  };
+
+  cudaEvent_t take_event();
+  cuda_page_pool& destination_of(core::rank_id rank) const;
+
+  core::rank_id rank_;
+  cuda_page_pool& source_;
+  std::map<core::rank_id, cuda_page_pool*> destinations_;
+  std::vector<cudaStream_t> streams_;
+  std::size_t next_stream_ = 0;
+  std::vector<cudaEvent_t> spare_events_;  // reused: an event per transfer, not per submit call
+  std::map<core::transfer_handle, transfer_record> transfers_;
+  std::map<core::room_key, hold_rule> holds_;
+  std::vector<ended_transfer> ended_;
+  core::transfer_handle next_handle_ = 1;
+};
+
+}  // namespace kvsim::real

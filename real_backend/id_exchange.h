@@ -1,0 +1,31 @@
+#pragma once
+// The NCCL unique id from rank 0 to every other rank of a launch, over the control plane's
+// TCP framing: rank 0 listens at MASTER_ADDR:MASTER_PORT and answers each peer's hello with
+// the id (ncclGetUniqueId's 128 bytes, opaque here); the other ranks connect (retrying until
+// rank 0 listens) and read it. Every wait has a deadline and fails with one line.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/ids.h"
+#include "real_backend/control_frame.h"
+#include "real_backend/tcp_link.h"
+
+namespace kvsim::real {
+
+class id_server {
+ public:
+  id_server(const std::string& address, std::uint16_t port);  // port 0: any free port (tests)
+  std::uint16_t port() const { return listener_.port(); }
+  // Hands `id` to `peers` distinct ranks (1 .. world-1), in whatever order they come.
+  void serve(const id_blob& id, std::size_t peers, std::chrono::milliseconds timeout);
+
+ private:
+  tcp_listener listener_;
+};
+
+id_blob fetch_id(const std::string& address, std::uint16_t port, core::rank_id rank,
+                 std::chrono::milliseconds timeout);
+
+}  // namespace kvsim::real

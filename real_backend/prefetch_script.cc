@@ -1,0 +1,208 @@
+#include "real_backend/prefetch_script.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "core/prefetch_abort.h"
+#include "real_backend/errors.h"
+#include "real_backend/event_log.h"
+#include "real_backend/host_page_ledger.h"
+#include "real_backend/rank_group.h"
+
+namespace kvsim::real {
+namespace {
+
+using core::rank_id;
+using core::room_key;
+
+class prefetch_run {
+ public:
+  prefetch_run(const scenarios::scenario_spec& spec, core::variant v, data_plane& plane,
+               const script_options& options)
+      : spec_(spec),
+        group_plane_(plane.make_group_plane(spec.topology.attention_group)),
+        group_(0, members(spec), *group_plane_, options.patience) {
+    std::map<core::room_id, core::generation_t> generations;
+    for (const scenarios::request_spec& r : spec_.requests) keys_.push_back({r.room, generations[r.room]++});
+    for (rank_id rank = 0; rank < spec_.topology.attention_group; ++rank) {
+      auto parts = std::make_unique<rank_parts>(rank);
+      parts->host = plane.make_host_pages(rank, spec_.topology.pages_per_rank, spec_.topology.page_bytes);
+      parts->storage = plane.make_storage(rank, rank, *parts->host);
+      parts->coordinator = std::make_unique<core::prefetch_abort_coordinator>(
+          rank, core::prefetch_ports{group_.member(rank), *parts->storage, log_}, v);
+      for (std::size_t r = 0; r < keys_.size(); ++r) parts->gates.push_back(plane.make_gate());
+      ranks_.push_back(std::move(parts));
+    }
+    log_.observe([this](const core::event& e) { observe(e); });
+  }
+
+  ~prefetch_run() { open_every_gate(); }
+
+  std::vector<real_finding> run(prefetch_counts* counts) {
+    std::vector<std::thread> threads;
+    for (rank_id rank = 0; rank < ranks_.size(); ++rank) {
+      threads.emplace_back([this, rank] { scheduler(rank); });
+    }
+    for (std::thread& t : threads) t.join();
+    open_every_gate();
+    for (auto& parts : ranks_) parts->storage->wait_idle();
+    if (!errors_.empty()) throw real_backend_error(errors_.front());
+    check_host_bytes();
+    if (counts != nullptr) {
+      for (rank_id rank = 0; rank < ranks_.size(); ++rank) {
+        counts->barrier_entries[rank] = group_.barrier_entries(rank);
+        counts->host_page_frees[rank] = ranks_[rank]->ledger.frees();
+      }
+    }
+    return findings_.findings();
+  }
+
+ private:
+  struct rank_parts {
+    explicit rank_parts(rank_id rank) : ledger(rank) {}
+    std::vector<std::unique_ptr<hold_gate>> gates;  // per request
+    std::unique_ptr<host_page_memory> host;
+    std::unique_ptr<gated_storage> storage;
+    std::unique_ptr<core::prefetch_abort_coordinator> coordinator;
+    host_page_ledger ledger;
+  };
+
+  static std::vector<rank_id> members(const scenarios::scenario_spec& spec) {
+    std::vector<rank_id> m;
+    for (rank_id r = 0; r < spec.topology.attention_group; ++r) m.push_back(r);
+    return m;
+  }
+
+  // Host pages of request `r`, as the simulator's prefetch_world lays them out.
+  std::vector<core::page_index> host_pages(std::size_t r) const {
+    std::vector<core::page_index> pages;
+    const std::uint32_t pool = spec_.topology.pages_per_rank;
+    for (std::uint32_t j = 0; j < spec_.requests[r].pages; ++j) {
+      pages.push_back(static_cast<core::page_index>((r * spec_.requests[r].pages + j) % pool));
+    }
+    return pages;
+  }
+
+  void scheduler(rank_id rank) {
+    rank_parts& me = *ranks_[rank];
+    const core::prefetch_state state = spec_.faults.prefetch_states.at(rank);
+    try {
+      for (std::size_t r = 0; r < keys_.size(); ++r) {
+        const room_key key = keys_[r];
+        const bool aborted = spec_.requests[r].abort.has_value();
+        if (state != core::prefetch_state::missing) me.coordinator->register_pending(key, host_pages(r));
+        if (state == core::prefetch_state::active) {
+          // An aborted request's read stays in flight until the abort has reached every rank.
+          if (aborted) me.storage->hold(key, *me.gates[r]);
+          me.coordinator->start_io(key);
+        }
+        if (aborted) {
+          me.coordinator->release_aborted_request(key);
+        } else {
+          me.coordinator->complete(key);
+        }
+      }
+    } catch (const collective_divergence& d) {
+      findings_.add(d.what());
+    } catch (const std::exception& e) {
+      const std::lock_guard lock(errors_mutex_);
+      errors_.push_back("rank " + std::to_string(rank) + ": " + e.what());
+    }
+    group_.member_finished(rank);
+  }
+
+  // Inside event_log::emit (serialised): apply host page decisions, open the storage gates.
+  void observe(const core::event& e) {
+    if (const auto* classified = std::get_if<core::prefetch_classified>(&e.body)) {
+      std::set<rank_id>& seen = classified_[classified->key];
+      seen.insert(e.rank);
+      if (seen.size() == ranks_.size()) open_gates_of(classified->key);
+    } else if (const auto* allocated = std::get_if<core::host_pages_allocated>(&e.body)) {
+      for (const std::string& line : ranks_.at(e.rank)->ledger.allocated(*allocated)) findings_.add(line);
+    } else if (const auto* freed = std::get_if<core::host_pages_freed>(&e.body)) {
+      for (const std::string& line : ranks_.at(e.rank)->ledger.freed(*freed)) findings_.add(line);
+    }
+  }
+
+  void open_gates_of(room_key key) {
+    for (std::size_t r = 0; r < keys_.size(); ++r) {
+      if (keys_[r] != key) continue;
+      for (auto& parts : ranks_) parts->gates[r]->open();
+    }
+  }
+
+  void open_every_gate() {
+    for (auto& parts : ranks_) {
+      for (auto& g : parts->gates) g->open();
+    }
+  }
+
+  // Every active rank's host pages hold what its storage read brought (the last read into
+  // each page, if requests share pages).
+  void check_host_bytes() {
+    for (rank_id rank = 0; rank < ranks_.size(); ++rank) {
+      if (spec_.faults.prefetch_states.at(rank) != core::prefetch_state::active) continue;
+      const host_page_memory& host = *ranks_[rank]->host;
+      std::set<core::page_index> checked;
+      for (std::size_t r = keys_.size(); r-- > 0;) {
+        const std::vector<core::page_index> pages = host_pages(r);
+        for (std::uint32_t j = 0; j < pages.size(); ++j) {
+          if (!checked.insert(pages[j]).second) continue;
+          const canary_identity want{keys_[r].room, keys_[r].generation, j};
+          if (matches_canary_host(host.page(pages[j]), host.page_bytes(), want)) continue;
+          const auto found = owner_of_bytes_host(host.page(pages[j]), host.page_bytes());
+          findings_.add("I7: host page " + std::to_string(pages[j]) + " on rank " +
+                        std::to_string(rank) + " does not hold what the storage read of " +
+                        core::to_string(keys_[r]) + " brought (logical page " +
+                        std::to_string(j) + ") but " +
+                        (found ? "the bytes of " + core::to_string(core::room_key{found->room, found->generation})
+                               : std::string("unrecognisable bytes")));
+        }
+      }
+    }
+  }
+
+  const scenarios::scenario_spec& spec_;
+  finding_log findings_;
+  event_log log_;
+  std::unique_ptr<group_plane> group_plane_;
+  rank_group group_;
+  std::vector<room_key> keys_;
+  std::vector<std::unique_ptr<rank_parts>> ranks_;
+  std::map<room_key, std::set<rank_id>> classified_;
+  std::mutex errors_mutex_;
+  std::vector<std::string> errors_;
+};
+
+}  // namespace
+
+real_outcome run_prefetch_script(const scenarios::scenario_spec& spec, core::variant v,
+                                 const std::string& variant_name, data_plane& plane,
+                                 const script_options& options, prefetch_counts* counts) {
+  const std::uint32_t group = spec.topology.attention_group;
+  real_outcome outcome;
+  outcome.scenario = spec.name;
+  outcome.variant = variant_name;
+  outcome.backend = plane.name();
+  outcome.devices = std::min(plane.devices(), group);
+  outcome.simulated_peers = plane.devices() < group;
+  for (rank_id rank = 0; rank < group; ++rank) {
+    outcome.notes.push_back("rank " + std::to_string(rank) + " (" +
+                            core::to_string(spec.faults.prefetch_states.at(rank)) + ") on " +
+                            plane.device_of(rank) + ", one host thread");
+  }
+  prefetch_run run(spec, v, plane, options);
+  outcome.notes.push_back(
+      outcome.simulated_peers
+          ? "collectives: the " + std::to_string(group) +
+                " ranks share one device (peers simulated by host threads); the host combines "
+                "their values and the agreed value passes through a one-rank " +
+                (plane.name() == "cuda" ? "NCCL communicator" : "device plane")
+          : "collectives: one NCCL rank per device across " + std::to_string(group) + " devices");
+  outcome.findings = run.run(counts);
+  return outcome;
+}
+
+}  // namespace kvsim::real

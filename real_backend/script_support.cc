@@ -1,0 +1,86 @@
+#include "real_backend/script_support.h"
+
+#include "core/abort_token.h"
+
+namespace kvsim::real {
+namespace {
+
+bool has_gate(const scenarios::scenario_spec& spec, std::size_t request) {
+  for (const auto& g : spec.faults.gates) {
+    if (g.request == request) return true;
+  }
+  return false;
+}
+
+std::optional<std::string> transfer_reason(const scenarios::scenario_spec& spec) {
+  const scenarios::fault_spec& f = spec.faults;
+  if (spec.topology.prefill_ranks != 1 || spec.topology.decode_ranks != 1) {
+    return "the real script runs one prefill and one decode rank";
+  }
+  if (f.transfer_stall || f.transfer_fail || f.transfer_timeout_unconfirmed || f.message_delay ||
+      f.message_duplicate || f.message_drop || f.deadline_us) {
+    return "it needs injected faults (stalls, failures, timeouts, message faults or deadlines), "
+           "which only the simulator draws";
+  }
+  for (std::size_t r = 0; r < spec.requests.size(); ++r) {
+    const scenarios::request_spec& req = spec.requests[r];
+    if (!req.abort) {
+      if (has_gate(spec, r)) return "a gate holds a request that is never aborted";
+      continue;
+    }
+    if (*req.abort != scenarios::abort_phase::during_transfer ||
+        req.origin != scenarios::abort_origin::decode || !has_gate(spec, r)) {
+      return "request " + std::to_string(r) +
+             "'s abort is not a decode abort while a gate holds its transfer";
+    }
+    if (req.chunks != 1 || req.siblings != 1) {
+      return "request " + std::to_string(r) + " is gated and sent in more than one transfer";
+    }
+  }
+  for (const auto& g : f.gates) {
+    if (g.before_page >= spec.requests.at(g.request).pages) {
+      return "a gate stands after the last page of request " + std::to_string(g.request) +
+             ", so it never holds anything";
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> prefetch_reason(const scenarios::scenario_spec& spec) {
+  const scenarios::fault_spec& f = spec.faults;
+  if (f.transfer_stall || f.transfer_fail || f.transfer_timeout_unconfirmed || f.message_delay ||
+      f.message_duplicate || f.message_drop || f.deadline_us) {
+    return "it needs injected faults, which only the simulator draws";
+  }
+  if (f.prefetch_states.size() != spec.topology.attention_group) {
+    return "it does not give every rank of the group a prefetch state";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> unscripted_reason(const scenarios::scenario_spec& spec) {
+  switch (spec.kind) {
+    case scenarios::scenario_kind::transfer:
+      return transfer_reason(spec);
+    case scenarios::scenario_kind::prefetch:
+      return prefetch_reason(spec);
+  }
+  return "unknown scenario kind";
+}
+
+std::optional<core::variant> real_variant(std::string_view name) {
+  if (name == "canary") return core::variant::with(core::bug::b1_destination_reuse);
+  return core::variant::from_name(name);
+}
+
+core::cluster_key run_key() {
+  core::cluster_key key;
+  for (std::size_t i = 0; i < key.bytes.size(); ++i) {
+    key.bytes[i] = static_cast<std::uint8_t>(0xa5 ^ (i * 7));
+  }
+  return key;
+}
+
+}  // namespace kvsim::real

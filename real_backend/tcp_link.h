@@ -1,0 +1,67 @@
+#pragma once
+// One TCP connection carrying control-plane frames (control_frame.h), over Boost.Asio. This
+// header keeps Asio out of its includers: only tcp_link.cc compiles it.
+//
+// Connecting, accepting and the first frame of a link (the hello) have deadlines (Asio
+// asynchronous operations run with io_context::run_for). Afterwards one reader thread per
+// link blocks in read() while other threads write(): each is a plain blocking send or
+// receive on the socket; shutdown() unblocks the reader.
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "real_backend/control_frame.h"
+
+namespace kvsim::real {
+
+struct received_frame {
+  frame_type type = frame_type::hello;
+  std::vector<std::uint8_t> payload;
+};
+
+class tcp_link {
+ public:
+  // Connects to address:port, retrying while nobody listens there yet, until `timeout`.
+  static std::unique_ptr<tcp_link> connect(const std::string& address, std::uint16_t port,
+                                           std::chrono::milliseconds timeout);
+  ~tcp_link();
+  tcp_link(const tcp_link&) = delete;
+  tcp_link& operator=(const tcp_link&) = delete;
+
+  void write(std::span<const std::uint8_t> frame);  // a whole encoded frame; one writer at a time
+  // The next frame; empty when the peer closed the connection between frames. A malformed
+  // header, a frame cut short or a broken connection throw control_plane_error.
+  std::optional<received_frame> read();
+  // The next frame within `timeout` (the hello stage, before a reader thread exists).
+  received_frame read_for(std::chrono::milliseconds timeout);
+  void shutdown() noexcept;  // unblocks a read() in another thread; the peer sees the close
+  const std::string& peer() const;  // "127.0.0.1:40000"
+
+ private:
+  friend class tcp_listener;
+  struct impl;
+  explicit tcp_link(std::unique_ptr<impl> parts);
+  std::unique_ptr<impl> impl_;
+};
+
+class tcp_listener {
+ public:
+  // Binds address:port (port 0: any free port) and listens.
+  tcp_listener(const std::string& address, std::uint16_t port);
+  ~tcp_listener();
+  tcp_listener(const tcp_listener&) = delete;
+  tcp_listener& operator=(const tcp_listener&) = delete;
+
+  std::uint16_t port() const;
+  std::unique_ptr<tcp_link> accept(std::chrono::milliseconds timeout);
+
+ private:
+  struct impl;
+  std::unique_ptr<impl> impl_;
+};
+
+}  // namespace kvsim::real

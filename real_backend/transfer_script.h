@@ -1,0 +1,47 @@
+#pragma once
+// A catalogue transfer scenario (page42, canary) on a real data plane: the production core
+// (prefill_sender, decode_receiver, page ledgers, tokens) with the chosen variant, KV pages
+// holding canary bytes, copies held by a gate, control messages over loopback TCP. Both
+// ranks are stepped by one host thread in a fixed script (the core is single-threaded per
+// rank; only the copies and the messages run on their own):
+//
+//   for each request: decode pre-allocates and publishes its pages; prefill fills its source
+//   pages with the request's canary, opens, and sends the chunk once the metadata is in.
+//   A request aborted "during the transfer" is aborted by decode while its gate holds the
+//   copy on the device (after the pages before the gate have landed); its transfer stays
+//   held while the script goes on. A held transfer resumes at the latest moment the scenario
+//   allows: when nothing else can move (a request waits for it to end), or once the next
+//   request's own data has landed, before decode hears that the request is complete. That
+//   is the seed's order (a late write after the page was reallocated and written); in the
+//   simulator prefill runs its requests one after another, here its transfer workers run
+//   side by side, as Mooncake's do.
+//
+// Checks, as the run goes: from the core's events, I2 when prefill sends a drain-ACK for a
+// room that is open or still has a transfer in flight, and I3 when decode frees a page of an
+// aborted request before every drain-ACK counted; I1 when a transfer's page lands after its
+// source page was freed or given away on prefill, or in a destination page that decode had
+// given to another request or freed (ownership at landing, bytes read back from the
+// device); I7 when decode reads a page and finds bytes that are not the request's own; I9
+// when a request does not finish on decode within `liveness` once nothing holds it (a lost
+// drain-ACK): the run stops there, as a real deployment would hang.
+#include <chrono>
+
+#include "core/variant.h"
+#include "real_backend/data_plane.h"
+#include "real_backend/real_outcome.h"
+#include "scenarios/scenario_spec.h"
+
+namespace kvsim::real {
+
+struct script_options {
+  std::chrono::milliseconds patience{20'000};  // any scripted wait on the device or network
+  // How long an aborted request may stay unfinished on decode once nothing holds its
+  // transfer any more, before that is reported as I9 (liveness) and the run stops there.
+  std::chrono::milliseconds liveness{2'000};
+};
+
+real_outcome run_transfer_script(const scenarios::scenario_spec& spec, core::variant v,
+                                 const std::string& variant_name, data_plane& plane,
+                                 const script_options& options = {});
+
+}  // namespace kvsim::real

@@ -1,0 +1,103 @@
+#pragma once
+// Bounded exhaustive search over a world's decision tree: stateless depth-first search in the
+// style of VeriSoft (Godefroid, "Model Checking for Programming Languages using VeriSoft",
+// POPL 1997). Nothing is snapshotted: every run builds a fresh world, replays a prefix of
+// choices, then takes the first allowed option at every new decision; the search backtracks
+// to the deepest decision with an untried allowed option.
+//
+// What branches: a schedule decision over every runnable subject (actors and deliveries); a
+// fault decision over {no, yes} when its profile gives it a chance (fault_per_million > 0),
+// else only "no"; a data decision over all of its options.
+//
+// Preemption bound (Musuvathi & Qadeer, "Iterative Context Bounding for Systematic Testing
+// of Multithreaded Programs", PLDI 2007, the CHESS bound). What counts: the "last actor" is
+// the actor chosen by the most recent schedule decision that chose an actor (deliveries are
+// not actors and do not change it). A schedule decision that chooses an actor other than the
+// last actor while the last actor is still among its options is one preemption. Choosing a
+// delivery is never one, nor is any choice after the last actor blocked or returned (it is
+// then not among the options). Options that would exceed the bound are not explored.
+//
+// Partial-order reduction with sleep sets (Godefroid, "Partial-Order Methods for the
+// Verification of Concurrent Systems", LNCS 1032, 1996): once option t is explored at a
+// decision, t sleeps in the subtrees of that decision's later options, and stays asleep down
+// a path for as long as every step taken is independent of it; a sleeping option is not
+// chosen. Dynamic POR (Flanagan & Godefroid, POPL 2005) and source sets (Abdulla, Aronis,
+// Jonsson & Sagonas, "Optimal Dynamic Partial Order Reduction", POPL 2014) would also shrink
+// the set of options explored at each decision; this search does not implement them.
+//
+// Independence comes from what the world records (step_footprint below): two steps are
+// independent when their footprints are disjoint. It is an approximation: scenario code that
+// shares state across ranks without emitting an event (e.g. transfer_world reading whether a
+// transfer waits at a gate, or whether every decode rank is done) is not seen, so a sleeping
+// step may be pruned although it would have read something else. sim/README.md lists what
+// is counted. Combining sleep sets with a preemption bound can also miss a bug inside the
+// bound: the explored representative of a pruned order may need more preemptions than the
+// pruned one (Coons, Musuvathi & McKinley, "Bounded Partial-Order Reduction", OOPSLA 2013).
+//
+// A step's footprint is only known once it has run (the world reports events, not what an
+// actor is about to do), so sleep sets of new decisions are settled after each run: a run
+// prefers options that cannot be asleep, and a run that turns out to have taken a sleeping
+// option is cut there (counted in sleep_blocked) and the search goes on from that decision.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "sim/checker.h"
+#include "sim/decision.h"
+#include "sim/strategy.h"
+#include "sim/world.h"
+
+namespace kvsim::sim {
+
+struct dfs_options {
+  std::optional<std::uint32_t> preemption_bound;  // empty: unbounded
+  bool sleep_sets = true;                          // partial-order reduction on/off
+  std::uint64_t max_runs = 1'000'000;              // stop (not exhausted) after this many runs
+  bool stop_at_first_finding = false;
+};
+
+struct dfs_result {
+  bool exhausted = false;  // every (non-pruned) interleaving within the bound was run
+  std::uint64_t runs = 0;
+  std::uint64_t pruned = 0;    // options skipped because they were asleep
+  std::uint64_t findings = 0;  // runs that ended with a finding
+  std::optional<finding> first_finding;
+  std::vector<decision> first_finding_decisions;  // replays strictly with sim::replay
+  // Options not explored because they would exceed the preemption bound.
+  std::uint64_t beyond_bound = 0;
+  // Runs that took an option found asleep once the run's footprints were known: redundant
+  // from that decision on (the search resumes there). Included in `runs`.
+  std::uint64_t sleep_blocked = 0;
+  std::uint64_t decisions_max = 0;  // decisions of the longest run
+  // The world did not repeat a replayed prefix (the scenario is not deterministic): the
+  // search stopped at the first mismatch.
+  std::optional<divergence> nondeterminism;
+};
+
+// Runs one fresh world to its end with `chooser` taking every decision, then calls
+// `inspect(w)` on the finished world (before destroying it).
+using dfs_run_fn =
+    std::function<void(strategy& chooser, const std::function<void(const world&)>& inspect)>;
+
+dfs_result dfs_search(const dfs_run_fn& run_once, const dfs_options& options);
+
+// What one step touched, as far as the world's records tell: the ranks and collective groups
+// its events name, the world-wide counters it drew from (actor ids, message ids), or
+// everything (`global`: deliveries, gates, events of the world itself).
+struct step_footprint {
+  bool global = false;
+  std::vector<std::uint64_t> touched;  // sorted, unique tokens (see dfs.cc)
+
+  void add(std::uint64_t token);
+  void merge(const step_footprint& other);
+  bool conflicts_with(const step_footprint& other) const;
+};
+
+// The footprint of each step of a finished run: entry j is the step chosen by the j-th
+// schedule decision (its events carry step j + 1). Every actor step touches its own rank; a
+// delivery step is global. Spawns are not visible here (dfs_search adds them from the
+// decisions' options).
+std::vector<step_footprint> step_footprints(const world& w);
+
+}  // namespace kvsim::sim

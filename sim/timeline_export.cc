@@ -1,0 +1,563 @@
+#include "sim/timeline_export.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "sim/one_line.h"
+
+namespace kvsim::sim {
+namespace {
+
+using nlohmann::json;
+
+// The synthetic clock, in the format's microseconds: a step is 1000, an event's slot 10. An
+// X slice covers [slot, slot + 4) and its flow points sit at slot + 2, strictly inside, so
+// that Perfetto binds the arrow to that slice and not to the actor's life around it; a
+// request's async end sits after the slot's slice and before the next slot.
+constexpr std::uint64_t step_width = 1000;
+constexpr std::uint64_t slot_width = 10;
+constexpr std::uint64_t slice_width = 4;
+constexpr std::uint64_t flow_offset = 2;
+constexpr std::uint64_t async_end_offset = 6;
+// A request's async id reads as its key in decimal: room 42/gen 1 is 42000001.
+constexpr std::uint64_t request_id_scale = 1'000'000;
+
+template <class T, class... Ts>
+constexpr bool is_one_of = (std::is_same_v<T, Ts> || ...);
+
+std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
+  if (actor == no_actor) return "world";
+  if (actor < actors.size()) return one_line(to_string(actors[actor]));
+  return "actor#" + std::to_string(actor);
+}
+
+// describe()'s line without its "step S t=Tus ACTOR " prefix: the text log and the JSON say
+// what happened in exactly the words of the trace files.
+std::string what_text(const sim_event& e, const std::vector<actor_name>& actors) {
+  std::string line = describe(e, actors);
+  const std::string prefix = "step " + std::to_string(e.step) + " t=" + std::to_string(e.time_us) +
+                             "us " + actor_text(e.actor, actors) + " ";
+  if (line.starts_with(prefix)) line.erase(0, prefix.size());
+  return line;
+}
+
+// The n-th space-separated word of `text` (empty when there are fewer).
+std::string word(std::string_view text, std::size_t n) {
+  std::size_t start = 0;
+  for (std::size_t i = 0;; ++i) {
+    const std::size_t end = std::min(text.find(' ', start), text.size());
+    if (i == n) return std::string(text.substr(start, end - start));
+    if (end == text.size()) return {};
+    start = end + 1;
+  }
+}
+
+// The value after "key=" in a describe() text, up to the next space.
+std::string field(std::string_view text, std::string_view key) {
+  const std::size_t at = text.find(" " + std::string(key) + "=");
+  if (at == std::string_view::npos) return {};
+  return word(text.substr(at + key.size() + 2), 0);
+}
+
+// An event's kind as describe() names it ("page_read"; for the core's own decisions the kind
+// after "core_decided rank N", e.g. "lease_started"), so names never drift from the log.
+std::string kind_of(std::string_view what) {
+  const std::string first = word(what, 0);
+  return first == "core_decided" ? word(what, 3) : first;
+}
+
+// Free text (a fault description, a finding) may hold bytes that are not UTF-8, which
+// nlohmann's dump() refuses; they become U+FFFD here so that any caller can dump.
+std::string valid_utf8(std::string text) {
+  if (std::all_of(text.begin(), text.end(),
+                  [](char c) { return static_cast<unsigned char>(c) < 0x80; })) {
+    return text;
+  }
+  return json::parse(json(text).dump(-1, ' ', false, json::error_handler_t::replace))
+      .get<std::string>();
+}
+
+// The request a core decision is about.
+std::optional<core::room_key> request_of_core(const core::event_body& body) {
+  return std::visit(
+      [](const auto& e) -> std::optional<core::room_key> {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, core::ledger_misuse>) {
+          if (e.lease && e.caller == core::room_key{}) return std::nullopt;  // a lease only
+          return e.caller;
+        } else if constexpr (std::is_same_v<T, core::token_rejected>) {
+          return e.expected;  // what the token claims may be a forger's lie
+        } else if constexpr (requires { e.key; }) {
+          return e.key;
+        } else if constexpr (requires { e.owner; }) {
+          return e.owner;
+        } else {
+          return std::nullopt;
+        }
+      },
+      body);
+}
+
+std::optional<core::room_key> request_of(const sim_event_body& body) {
+  return std::visit(
+      [](const auto& e) -> std::optional<core::room_key> {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, core_decided>) {
+          return request_of_core(e.what.body);
+        } else if constexpr (std::is_same_v<T, page_written>) {
+          return e.writer;
+        } else if constexpr (std::is_same_v<T, page_read>) {
+          return e.reader;
+        } else if constexpr (requires { e.owner; }) {
+          return e.owner;
+        } else if constexpr (requires { e.key; }) {
+          return e.key;
+        } else {
+          return std::nullopt;
+        }
+      },
+      body);
+}
+
+// The rank an event happens on, when the event says (the world's own events have no actor).
+std::optional<core::rank_id> rank_of(const sim_event_body& body) {
+  return std::visit(
+      [](const auto& e) -> std::optional<core::rank_id> {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, core_decided>) {
+          return e.what.rank;
+        } else if constexpr (std::is_same_v<T, message_sent>) {
+          return e.from;
+        } else if constexpr (std::is_same_v<T, message_delivered>) {
+          return e.to;
+        } else if constexpr (is_one_of<T, transfer_submitted, transfer_page_copied>) {
+          return e.source_rank;
+        } else if constexpr (requires { e.rank; }) {
+          return e.rank;
+        } else {
+          return std::nullopt;
+        }
+      },
+      body);
+}
+
+const char* category_of(const sim_event_body& body) {
+  return std::visit(
+      [](const auto& e) -> const char* {
+        using T = std::decay_t<decltype(e)>;
+        if constexpr (std::is_same_v<T, core_decided>) return "core";
+        if constexpr (is_one_of<T, actor_started, actor_finished>) return "actor";
+        if constexpr (is_one_of<T, collective_entered, collective_left>) return "collective";
+        if constexpr (is_one_of<T, transfer_submitted, transfer_page_copied, transfer_ended,
+                                transfer_timed_out>) {
+          return "transfer";
+        }
+        if constexpr (is_one_of<T, page_written, page_read>) return "memory";
+        if constexpr (is_one_of<T, message_sent, message_delivered, message_dropped>) {
+          return "message";
+        }
+        if constexpr (std::is_same_v<T, fault_fired>) return "fault";
+        if constexpr (std::is_same_v<T, gate_changed>) return "gate";
+        return "other";
+      },
+      body);
+}
+
+// Strictly increasing per event; step * step_width while a step has room for its events.
+std::vector<std::uint64_t> timestamps(const std::vector<sim_event>& events) {
+  std::vector<std::uint64_t> ts(events.size());
+  std::uint64_t place_in_step = 0;
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const bool same_step = i > 0 && events[i].step == events[i - 1].step;
+    place_in_step = same_step ? place_in_step + 1 : 0;
+    ts[i] = events[i].step * step_width + place_in_step * slot_width;
+    if (i > 0) ts[i] = std::max(ts[i], ts[i - 1] + slot_width);  // a crowded step spills over
+  }
+  return ts;
+}
+
+struct flow_point {
+  std::uint64_t id = 0;
+  const char* kind = "message";  // name and cat both: Perfetto matches (id, cat, name)
+  std::optional<message_id> message;
+};
+
+struct thread_place {
+  std::uint64_t pid = 0;
+  std::uint64_t tid = 0;
+};
+
+class trace_builder {
+ public:
+  trace_builder(const std::vector<sim_event>& events, const std::vector<actor_name>& actors,
+                const std::optional<finding>& found)
+      : events_(events), actors_(actors), found_(found), ts_(timestamps(events)) {
+    number_places();
+    scan_requests();
+    scan_flows();
+    if (found_) evidence_.insert(found_->evidence.begin(), found_->evidence.end());
+  }
+
+  json build() {
+    for (std::size_t i = 0; i < events_.size(); ++i) add_event(i);
+    const std::uint64_t end_ts = events_.empty() ? 0 : ts_.back() + slot_width;
+    // Close what the log left open (a finding or a cut-short log), in tid order.
+    for (const auto& [tid, open] : open_lives_) {
+      json end = event("E", open.second, open.first, end_ts);
+      end["cat"] = "actor";
+      end["args"] = {{"closed_at_end_of_log", true}};
+      body_.push_back(std::move(end));
+    }
+    open_lives_.clear();
+    if (found_) add_finding(end_ts);
+
+    json trace_events = metadata();
+    for (json& e : body_) trace_events.push_back(std::move(e));
+    return json{{"traceEvents", std::move(trace_events)},
+                // One step is 1000 ts units; shown in milliseconds, the axis counts steps.
+                {"displayTimeUnit", "ms"}};
+  }
+
+ private:
+  // pid = rank + 1 and tid = actor + 1 (never 0, which Perfetto reserves for the kernel's
+  // swapper); the synthetic processes and threads are numbered above every real one.
+  void number_places() {
+    std::uint64_t top_actor = actors_.empty() ? 0 : actors_.size() - 1;
+    core::rank_id top_rank = 0;
+    for (const actor_name& a : actors_) top_rank = std::max(top_rank, a.rank);
+    for (const sim_event& e : events_) {
+      if (e.actor != no_actor) top_actor = std::max<std::uint64_t>(top_actor, e.actor);
+      if (const auto rank = rank_of(e.body)) top_rank = std::max(top_rank, *rank);
+    }
+    synthetic_tid_ = top_actor + 2;
+    top_rank_ = top_rank;
+  }
+  std::uint64_t rank_pid(core::rank_id rank) const { return std::uint64_t{rank} + 1; }
+  std::uint64_t requests_pid() const { return std::uint64_t{top_rank_} + 2; }
+  std::uint64_t world_pid() const { return std::uint64_t{top_rank_} + 3; }
+  std::uint64_t rank_world_tid(core::rank_id rank) const { return synthetic_tid_ + rank; }
+  std::uint64_t world_tid() const { return synthetic_tid_ + top_rank_ + 1; }
+  std::uint64_t requests_tid() const { return synthetic_tid_ + top_rank_ + 2; }
+
+  thread_place use(std::uint64_t pid, std::string process, std::uint64_t tid, std::string thread) {
+    processes_.try_emplace(pid, valid_utf8(std::move(process)));
+    threads_.try_emplace(tid, pid, valid_utf8(std::move(thread)));
+    return {pid, tid};
+  }
+
+  thread_place place_of(const sim_event& e) {
+    const auto rank = rank_of(e.body);
+    if (e.actor != no_actor) {
+      if (e.actor < actors_.size()) {
+        const actor_name& name = actors_[e.actor];
+        return use(rank_pid(name.rank), "rank " + std::to_string(name.rank), e.actor + 1,
+                   to_string(name));
+      }
+      // An id the actor table does not know: keep it on its own thread, named by its id.
+      const std::string thread = actor_text(e.actor, actors_);
+      if (rank) return use(rank_pid(*rank), "rank " + std::to_string(*rank), e.actor + 1, thread);
+      return use(world_pid(), "world", e.actor + 1, thread);
+    }
+    if (rank) {
+      return use(rank_pid(*rank), "rank " + std::to_string(*rank), rank_world_tid(*rank),
+                 "r" + std::to_string(*rank) + ".world");
+    }
+    return use(world_pid(), "world", world_tid(), "world");
+  }
+
+  // First and last event of every request, and its async id.
+  void scan_requests() {
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      if (const auto key = request_of(events_[i].body)) {
+        auto [it, inserted] = requests_.try_emplace(*key, i, i);
+        if (!inserted) it->second.second = i;
+      }
+    }
+    std::set<std::uint64_t> taken;
+    for (const auto& request : requests_) {
+      const core::room_key& key = request.first;
+      // Huge rooms or generations could collide in the decimal reading; the next free id
+      // keeps every track apart (keys are visited in order, so the choice is deterministic).
+      std::uint64_t id = key.room * request_id_scale + key.generation;
+      while (!taken.insert(id).second) ++id;
+      request_ids_[key] = id;
+    }
+  }
+
+  void scan_flows() {
+    flows_out_.resize(events_.size());
+    flows_in_.resize(events_.size());
+    std::map<message_id, std::vector<std::size_t>> deliveries;
+    struct instance {
+      std::vector<std::size_t> entered;
+      std::vector<std::size_t> left;
+    };
+    std::map<std::pair<group_id, std::uint64_t>, instance> collectives;
+    for (std::size_t i = 0; i < events_.size(); ++i) {
+      const sim_event_body& body = events_[i].body;
+      if (const auto* sent = std::get_if<message_sent>(&body)) {
+        sends_.try_emplace(sent->message, i);
+      } else if (const auto* delivered = std::get_if<message_delivered>(&body)) {
+        deliveries[delivered->message].push_back(i);
+      } else if (const auto* entered = std::get_if<collective_entered>(&body)) {
+        collectives[{entered->group, entered->sequence}].entered.push_back(i);
+        collective_ops_.try_emplace({entered->group, entered->sequence}, entered->op);
+      } else if (const auto* left = std::get_if<collective_left>(&body)) {
+        collectives[{left->group, left->sequence}].left.push_back(i);
+      }
+    }
+    std::uint64_t next_id = 1;
+    // A message: one arrow per delivered copy (a duplicate arrives twice); a dropped or
+    // undelivered one keeps its start, so the send still shows where it went nowhere.
+    for (const auto& [message, send] : sends_) {
+      bool delivered_any = false;
+      if (const auto it = deliveries.find(message); it != deliveries.end()) {
+        for (const std::size_t arrival : it->second) {
+          if (arrival <= send) continue;
+          flows_out_[send].push_back({next_id, "message", message});
+          flows_in_[arrival].push_back({next_id, "message", message});
+          ++next_id;
+          delivered_any = true;
+        }
+      }
+      if (!delivered_any) {
+        flows_out_[send].push_back({next_id++, "message", message});
+        unanswered_.insert(send);
+      }
+    }
+    // A collective: every member's entry to every other member's exit. Nobody leaves before
+    // the last one enters, so the arrows into each exit show whom that member waited for.
+    for (const auto& collective : collectives) {
+      const instance& members = collective.second;
+      for (const std::size_t in : members.entered) {
+        const auto& entered = std::get<collective_entered>(events_[in].body);
+        const bool leaves =
+            std::any_of(members.left.begin(), members.left.end(), [&](std::size_t out) {
+              return std::get<collective_left>(events_[out].body).rank == entered.rank;
+            });
+        if (!leaves) unanswered_.insert(in);  // e.g. waiting in a barrier a peer never entered
+        for (const std::size_t out : members.left) {
+          const auto& left = std::get<collective_left>(events_[out].body);
+          if (left.rank == entered.rank || out <= in) continue;
+          flows_out_[in].push_back({next_id, "collective", std::nullopt});
+          flows_in_[out].push_back({next_id, "collective", std::nullopt});
+          ++next_id;
+        }
+      }
+    }
+  }
+
+  static json event(const char* phase, const std::string& name, thread_place at,
+                    std::uint64_t ts) {
+    return json{{"name", name}, {"ph", phase}, {"pid", at.pid}, {"tid", at.tid}, {"ts", ts}};
+  }
+
+  json args_of(std::size_t i) const {
+    const sim_event& e = events_[i];
+    json args{{"event", i},
+              {"step", e.step},
+              {"time_us", e.time_us},
+              {"text", valid_utf8(describe(e, actors_))}};
+    if (evidence_.contains(i)) args["evidence_of"] = valid_utf8(found_->invariant);
+    return args;
+  }
+
+  // The name of a message or collective slice: what, and with whom.
+  std::string slice_name(std::size_t i, const std::string& what) const {
+    const sim_event_body& body = events_[i].body;
+    if (const auto* sent = std::get_if<message_sent>(&body)) {
+      return "send " + field(what, "kind") + " to rank " + std::to_string(sent->to);
+    }
+    if (const auto* delivered = std::get_if<message_delivered>(&body)) {
+      const auto send = sends_.find(delivered->message);
+      if (send == sends_.end()) return "deliver message " + std::to_string(delivered->message);
+      const auto& sent = std::get<message_sent>(events_[send->second].body);
+      return "deliver " + field(what_text(events_[send->second], actors_), "kind") +
+             " from rank " + std::to_string(sent.from);
+    }
+    const auto op_name = [this](group_id group, std::uint64_t sequence) -> std::string {
+      const auto op = collective_ops_.find({group, sequence});
+      return op == collective_ops_.end() ? "collective" : to_string(op->second);
+    };
+    if (const auto* entered = std::get_if<collective_entered>(&body)) {
+      return "enter " + op_name(entered->group, entered->sequence) + " g" +
+             std::to_string(entered->group) + " #" + std::to_string(entered->sequence);
+    }
+    const auto& left = std::get<collective_left>(body);
+    return "leave " + op_name(left.group, left.sequence) + " g" + std::to_string(left.group) +
+           " #" + std::to_string(left.sequence);
+  }
+
+  void add_event(std::size_t i) {
+    const sim_event& e = events_[i];
+    const thread_place at = place_of(e);
+    const auto key = request_of(e.body);
+    if (key && requests_.at(*key).first == i) add_request(*key, i, true);
+
+    const std::string what = what_text(e, actors_);
+    const char* category = category_of(e.body);
+    const bool starts_life = std::holds_alternative<actor_started>(e.body) &&
+                             e.actor != no_actor && !open_lives_.contains(at.tid);
+    const bool ends_life =
+        std::holds_alternative<actor_finished>(e.body) && open_lives_.contains(at.tid);
+    const bool sliced = is_sliced(e.body);
+    if (starts_life) {
+      const std::string name = threads_.at(at.tid).second;
+      json begin = event("B", name, at, ts_[i]);
+      begin["cat"] = category;
+      begin["args"] = args_of(i);
+      body_.push_back(std::move(begin));
+      open_lives_.emplace(at.tid, std::make_pair(at, name));
+    } else if (ends_life) {
+      json end = event("E", open_lives_.at(at.tid).second, at, ts_[i]);
+      end["cat"] = category;
+      end["args"] = args_of(i);
+      body_.push_back(std::move(end));
+      open_lives_.erase(at.tid);
+    } else if (sliced) {
+      json slice = event("X", valid_utf8(slice_name(i, what)), at, ts_[i]);
+      slice["cat"] = category;
+      slice["dur"] = slice_width;
+      slice["args"] = args_of(i);
+      // A send nobody received, an entry never left: what a deadlock or a drop looks like.
+      if (unanswered_.contains(i)) slice["args"]["unanswered"] = true;
+      body_.push_back(std::move(slice));
+      for (const flow_point& flow : flows_out_[i]) add_flow("s", flow, at, ts_[i]);
+      for (const flow_point& flow : flows_in_[i]) add_flow("f", flow, at, ts_[i]);
+    } else {
+      json instant = event("i", valid_utf8(kind_of(what)), at, ts_[i]);
+      instant["cat"] = category;
+      instant["s"] = "t";
+      instant["args"] = args_of(i);
+      body_.push_back(std::move(instant));
+    }
+
+    if (key && requests_.at(*key).second == i) add_request(*key, i, false);
+  }
+
+  static bool is_sliced(const sim_event_body& body) {
+    return std::holds_alternative<message_sent>(body) ||
+           std::holds_alternative<message_delivered>(body) ||
+           std::holds_alternative<collective_entered>(body) ||
+           std::holds_alternative<collective_left>(body);
+  }
+
+  void add_flow(const char* phase, const flow_point& flow, thread_place at, std::uint64_t ts) {
+    json point = event(phase, flow.kind, at, ts + flow_offset);
+    point["cat"] = flow.kind;
+    point["id"] = flow.id;
+    if (phase[0] == 'f') point["bp"] = "e";  // bind to the delivery's (the exit's) own slice
+    if (flow.message) point["args"] = {{"message", *flow.message}};
+    body_.push_back(std::move(point));
+  }
+
+  void add_request(const core::room_key& key, std::size_t i, bool begin) {
+    const thread_place at = use(requests_pid(), "requests", requests_tid(), "requests");
+    json slice = event(begin ? "b" : "e", core::to_string(key), at,
+                       begin ? ts_[i] : ts_[i] + async_end_offset);
+    slice["cat"] = "request";
+    slice["id"] = request_ids_.at(key);
+    slice["args"] = {{begin ? "first_event" : "last_event", i},
+                     {"room", key.room},
+                     {"generation", key.generation},
+                     {"step", events_[i].step},
+                     {"time_us", events_[i].time_us}};
+    body_.push_back(std::move(slice));
+  }
+
+  void add_finding(std::uint64_t ts) {
+    const thread_place at = use(world_pid(), "world", world_tid(), "world");
+    json details = json::array();
+    for (const std::string& line : found_->details) details.push_back(valid_utf8(line));
+    json instant = event("i", valid_utf8("finding " + found_->invariant), at, ts);
+    instant["cat"] = "finding";
+    instant["s"] = "g";
+    instant["args"] = {{"invariant", valid_utf8(found_->invariant)},
+                       {"message", valid_utf8(found_->message)},
+                       {"evidence", found_->evidence},
+                       {"details", std::move(details)}};
+    body_.push_back(std::move(instant));
+  }
+
+  // Names first: a process per pid (named on one of its own threads: tid 0 would make
+  // Perfetto invent a thread), a thread per tid.
+  json metadata() const {
+    json out = json::array();
+    for (const auto& [pid, name] : processes_) {
+      std::uint64_t tid = 0;
+      for (const auto& [thread, place] : threads_) {
+        if (place.first == pid) {
+          tid = thread;
+          break;
+        }
+      }
+      json m = event("M", "process_name", {pid, tid}, 0);
+      m["args"] = {{"name", name}};
+      out.push_back(std::move(m));
+    }
+    for (const auto& [tid, place] : threads_) {
+      json m = event("M", "thread_name", {place.first, tid}, 0);
+      m["args"] = {{"name", place.second}};
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
+  const std::vector<sim_event>& events_;
+  const std::vector<actor_name>& actors_;
+  const std::optional<finding>& found_;
+  std::vector<std::uint64_t> ts_;
+  std::uint64_t synthetic_tid_ = 0;
+  core::rank_id top_rank_ = 0;
+
+  std::map<core::room_key, std::pair<std::size_t, std::size_t>> requests_;  // first, last
+  std::map<core::room_key, std::uint64_t> request_ids_;
+  std::map<message_id, std::size_t> sends_;
+  std::map<std::pair<group_id, std::uint64_t>, collective_op> collective_ops_;
+  std::vector<std::vector<flow_point>> flows_out_;
+  std::vector<std::vector<flow_point>> flows_in_;
+  std::set<std::size_t> evidence_;
+  std::set<std::size_t> unanswered_;  // sends never delivered, collective entries never left
+
+  std::map<std::uint64_t, std::string> processes_;                       // by pid
+  std::map<std::uint64_t, std::pair<std::uint64_t, std::string>> threads_;  // tid: pid, name
+  std::map<std::uint64_t, std::pair<thread_place, std::string>> open_lives_;  // by tid
+  json body_ = json::array();
+};
+
+}  // namespace
+
+json chrome_trace(const std::vector<sim_event>& events, const std::vector<actor_name>& actors,
+                  const std::optional<finding>& found) {
+  return trace_builder(events, actors, found).build();
+}
+
+std::string text_log(const std::vector<sim_event>& events, const std::vector<actor_name>& actors) {
+  std::string out;
+  for (std::size_t i = 0; i < events.size();) {
+    const sim_event& first = events[i];
+    out += "step " + std::to_string(first.step) + " t=" + std::to_string(first.time_us) + "us " +
+           actor_text(first.actor, actors) + ":";
+    std::size_t j = i;
+    for (; j < events.size() && events[j].step == first.step; ++j) {
+      out += j == i ? " " : "; ";
+      // The teardown unwinds every actor in the last step: each event says whose it is.
+      if (events[j].actor != first.actor) out += actor_text(events[j].actor, actors) + " ";
+      if (events[j].time_us != first.time_us) {
+        out += "t=" + std::to_string(events[j].time_us) + "us ";
+      }
+      out += what_text(events[j], actors);
+    }
+    out += '\n';
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace kvsim::sim

@@ -1,0 +1,149 @@
+// The control plane's wire format: every message kind round-trips byte for byte, and what a
+// broken or hostile peer might send is refused with one line naming the field.
+#include <gtest/gtest.h>
+
+#include "real_backend/control_frame.h"
+#include "real_backend/errors.h"
+
+namespace kvsim::real {
+namespace {
+
+core::abort_token token() {
+  core::abort_token t;
+  t.key = {42, 3};
+  t.issuer = 1;
+  t.nonce = 0x0102030405060708ULL;
+  for (std::size_t i = 0; i < t.mac.size(); ++i) t.mac[i] = static_cast<std::uint8_t>(200 + i);
+  return t;
+}
+
+std::vector<core::control_message> every_kind() {
+  return {
+      {core::control_kind::metadata, 1, {42, 0}, std::nullopt, {6, 7, 4294967295u}, std::nullopt},
+      {core::control_kind::abort, 1, {42, 3}, token(), {}, std::nullopt},
+      {core::control_kind::abort_ack, 0, {42, 3}, token(), {}, std::nullopt},
+      {core::control_kind::status, 0, {~0ULL, 9}, std::nullopt, {}, core::kv_status::failed},
+      {core::control_kind::chunk_ready, 0, {7, 1}, std::nullopt, {}, core::kv_status::success},
+  };
+}
+
+void expect_same(const core::control_message& a, const core::control_message& b) {
+  EXPECT_EQ(a.kind, b.kind);
+  EXPECT_EQ(a.from, b.from);
+  EXPECT_EQ(a.key, b.key);
+  EXPECT_EQ(a.token, b.token);
+  EXPECT_EQ(a.pages, b.pages);
+  EXPECT_EQ(a.status, b.status);
+}
+
+std::span<const std::uint8_t> payload_of(const std::vector<std::uint8_t>& frame) {
+  return std::span(frame).subspan(frame_header_bytes);
+}
+
+std::string refusal(const std::function<void()>& decode) {
+  try {
+    decode();
+  } catch (const control_plane_error& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(ControlFrame, EveryMessageKindRoundTrips) {
+  for (const core::control_message& m : every_kind()) {
+    const std::vector<std::uint8_t> frame = encode_control(m);
+    const frame_header h = decode_header(std::span(frame).first(frame_header_bytes));
+    EXPECT_EQ(h.type, frame_type::control);
+    EXPECT_EQ(h.payload_bytes, frame.size() - frame_header_bytes);
+    expect_same(decode_control(payload_of(frame)), m);
+  }
+}
+
+TEST(ControlFrame, HelloAndNcclIdRoundTrip) {
+  EXPECT_EQ(decode_hello(payload_of(encode_hello(17))), 17u);
+  id_blob id{};
+  for (std::size_t i = 0; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(i * 3);
+  const auto frame = encode_id(id);
+  EXPECT_EQ(decode_header(std::span(frame).first(frame_header_bytes)).type, frame_type::nccl_id);
+  EXPECT_EQ(decode_id(payload_of(frame)), id);
+}
+
+TEST(ControlFrame, IntegersAreLittleEndianOnTheWire) {
+  const auto frame = encode_hello(0x01020304);
+  ASSERT_EQ(frame.size(), frame_header_bytes + 10);
+  EXPECT_EQ(frame[0], 10);  // payload length, low byte first
+  EXPECT_EQ(frame[4], static_cast<std::uint8_t>(frame_type::hello));
+  EXPECT_EQ(frame[5], 'k');
+  EXPECT_EQ(frame[8], 'm');
+  EXPECT_EQ(frame[11], 0x04);
+  EXPECT_EQ(frame[14], 0x01);
+}
+
+TEST(ControlFrame, EveryTruncationIsRefusedNamingTheField) {
+  for (const core::control_message& m : every_kind()) {
+    const std::vector<std::uint8_t> frame = encode_control(m);
+    const auto payload = payload_of(frame);
+    for (std::size_t cut = 0; cut < payload.size(); ++cut) {
+      const std::string why = refusal([&] { (void)decode_control(payload.first(cut)); });
+      EXPECT_NE(why.find("control plane: malformed control frame: truncated: "), std::string::npos)
+          << "cut at " << cut << ": " << why;
+    }
+  }
+  EXPECT_EQ(refusal([] { (void)decode_control(std::vector<std::uint8_t>{0, 1}); }),
+            "control plane: malformed control frame: truncated: field 'from' needs 4 byte(s) at "
+            "offset 1, 1 left");
+}
+
+TEST(ControlFrame, HostileValuesAreRefused) {
+  std::vector<std::uint8_t> frame = encode_control(every_kind()[0]);
+  std::vector<std::uint8_t> payload(frame.begin() + frame_header_bytes, frame.end());
+
+  auto bad_kind = payload;
+  bad_kind[0] = 9;
+  EXPECT_EQ(refusal([&] { (void)decode_control(bad_kind); }),
+            "control plane: malformed control frame: unknown control kind 9");
+
+  auto bad_flag = payload;
+  bad_flag[17] = 2;  // has_token
+  EXPECT_EQ(refusal([&] { (void)decode_control(bad_flag); }),
+            "control plane: malformed control frame: field 'has_token' at offset 17 must be 0 or 1 (got 2)");
+
+  auto huge_count = payload;
+  huge_count[18] = 0xff;
+  huge_count[19] = 0xff;
+  huge_count[20] = 0xff;
+  huge_count[21] = 0x7f;
+  EXPECT_NE(refusal([&] { (void)decode_control(huge_count); }).find("pages need"), std::string::npos);
+
+  auto trailing = payload;
+  trailing.push_back(0);
+  EXPECT_EQ(refusal([&] { (void)decode_control(trailing); }),
+            "control plane: malformed control frame: 1 trailing byte(s) after the message at offset " +
+                std::to_string(payload.size()));
+
+  std::vector<std::uint8_t> status_frame = encode_control(every_kind()[3]);
+  status_frame.back() = 5;  // kv_status beyond success
+  EXPECT_NE(refusal([&] { (void)decode_control(payload_of(status_frame)); }).find("is not a kv_status (got 5)"),
+            std::string::npos);
+}
+
+TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
+  EXPECT_EQ(refusal([] { (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0, 7}); }),
+            "control plane: malformed frame header: unknown frame type 7");
+  EXPECT_EQ(refusal([] { (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0x10, 2}); }),
+            "control plane: malformed frame header: payload length 268435457 exceeds the "
+            "limit of 1048576 bytes");
+  std::vector<std::uint8_t> hello = encode_hello(1);
+  hello[frame_header_bytes] ^= 0xff;
+  EXPECT_NE(refusal([&] { (void)decode_hello(payload_of(hello)); }).find("not a kvsim peer"),
+            std::string::npos);
+  std::vector<std::uint8_t> old = encode_hello(1);
+  old[frame_header_bytes + 4] = 9;
+  EXPECT_EQ(refusal([&] { (void)decode_hello(payload_of(old)); }),
+            "control plane: malformed hello frame: wire version 9, this kvsim speaks 1");
+  EXPECT_NE(refusal([] { (void)decode_id(std::vector<std::uint8_t>(127, 0)); }).find("truncated"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace kvsim::real

@@ -1,0 +1,72 @@
+// Gated copies on the GPU: a gate kernel holds a transfer in flight on its stream after the
+// pages before it landed; other streams go on; opening the gate lets the rest land.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "real_backend/cuda_gate.h"
+#include "real_backend/cuda_page_pool.h"
+#include "real_backend/cuda_transfer_engine.h"
+#include "tests/real_backend/gpu/gpu_test_support.h"
+
+namespace kvsim::real {
+namespace {
+
+using namespace std::chrono_literals;
+
+template <class Done>
+bool eventually(Done done, std::chrono::milliseconds within = 10'000ms) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(100us);
+  }
+  return true;
+}
+
+void copies_are_held_then_land(int source_device, int destination_device) {
+  cuda_page_pool source(source_device, 8, 4096);
+  cuda_page_pool destination(destination_device, 8, 4096);
+  cuda_transfer_engine engine(0, source, {{1, &destination}});
+  const core::room_key a{42, 0};
+  const core::room_key b{43, 0};
+  for (std::uint32_t j = 0; j < 3; ++j) source.write_canary(j, a, j);
+  source.write_canary(5, b, 0);
+  cuda_gate gate;
+  engine.hold(a, gate, 1);
+  const core::transfer_handle held = engine.submit({a, 1, {0, 1, 2}, {4, 5, 6}});
+  ASSERT_TRUE(eventually([&] { return gate.reached(); })) << "the gate kernel never ran";
+  EXPECT_EQ(engine.poll(held), core::transfer_poll::in_flight);
+  EXPECT_FALSE(engine.cancel(held)) << "queued device work cannot be withdrawn";
+  EXPECT_TRUE(destination.verify(4, a, 0).intact) << "the page before the gate has landed";
+  EXPECT_FALSE(destination.verify(5, a, 1).intact) << "the page after it has not";
+  ASSERT_EQ(engine.held_at(gate).size(), 1u);
+  // Another request's transfer on another worker stream is not held.
+  const core::transfer_handle free_running = engine.submit({b, 1, {5}, {0}});
+  ASSERT_TRUE(eventually([&] { return engine.poll(free_running) == core::transfer_poll::succeeded; }));
+  EXPECT_TRUE(destination.verify(0, b, 0).intact);
+  EXPECT_EQ(engine.poll(held), core::transfer_poll::in_flight);
+  gate.open();
+  ASSERT_TRUE(eventually([&] { return engine.poll(held) == core::transfer_poll::succeeded; }));
+  for (std::uint32_t j = 0; j < 3; ++j) EXPECT_TRUE(destination.verify(4 + j, a, j).intact) << j;
+  const std::vector<ended_transfer> ended = engine.take_ended();
+  ASSERT_EQ(ended.size(), 2u);
+  EXPECT_EQ(ended[1].handle, held);
+  EXPECT_EQ(ended[1].first_unconfirmed_page, 1u);
+  EXPECT_TRUE(engine.cancel(held));
+}
+
+TEST(CudaTransferEngine, AGateHoldsACopyOnTheDeviceUntilOpened) {
+  KVSIM_REQUIRE_GPU();
+  copies_are_held_then_land(0, 0);
+}
+
+TEST(CudaTransferEngine, PeerCopiesBetweenTwoDevicesAreHeldTheSameWay) {
+  KVSIM_REQUIRE_GPU();
+  if (testing::gpu_probe().count < 2) GTEST_SKIP() << "one device: peer copies need two";
+  copies_are_held_then_land(0, 1);
+}
+
+}  // namespace
+}  // namespace kvsim::real

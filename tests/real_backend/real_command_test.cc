@@ -1,0 +1,92 @@
+// `kvsim real` as a command, where no GPU is needed: usage errors are one line and exit 2,
+// scenarios are looked up and checked before any device is touched, and a machine without a
+// GPU gets one line saying so (exit 2).
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "real_backend/devices.h"
+#include "real_backend/real_command.h"
+
+namespace kvsim::real {
+namespace {
+
+struct ran {
+  int status = 0;
+  std::string out;
+  std::string err;
+};
+
+ran real(std::vector<std::string> args, bool with_catalogue = true) {
+  if (with_catalogue) {
+    args.push_back("--catalogue");
+    args.push_back(KVSIM_CATALOGUE);
+  }
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_real_command(args, out, err);
+  return {status, out.str(), err.str()};
+}
+
+void expect_one_line_error(const ran& r, const std::string& line) {
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, line + "\n");
+}
+
+TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
+  expect_one_line_error(real({}, false),
+                        "kvsim real: expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')");
+  expect_one_line_error(real({"--frobnicate"}), "kvsim real: unknown argument '--frobnicate' (try 'kvsim real --help')");
+  expect_one_line_error(real({"--scenario"}, false), "kvsim real: --scenario needs a value");
+  expect_one_line_error(real({"--list", "--scenario", "page42"}),
+                        "kvsim real: --scenario, --list and --nccl-check go alone");
+  expect_one_line_error(real({"--list", "--json"}), "kvsim real: --variant and --json go with --scenario");
+}
+
+TEST(RealCommand, HelpAndListNeedNoDevice) {
+  const ran help = real({"--help"}, false);
+  EXPECT_EQ(help.status, 0);
+  EXPECT_NE(help.out.find("usage: kvsim real --scenario NAME"), std::string::npos);
+  const ran list = real({"--list"});
+  EXPECT_EQ(list.status, 0) << list.err;
+  for (const char* name : {"page42", "canary", "hicache_local_missing", "hicache_local_pending",
+                           "hicache_local_active", "h3_skip_reduce"}) {
+    EXPECT_NE(list.out.find(std::string(name) + "  ("), std::string::npos) << name;
+  }
+  EXPECT_EQ(list.out.find("b4_sibling_futures"), std::string::npos) << "needs the simulator";
+}
+
+TEST(RealCommand, ScenariosAndVariantsAreCheckedBeforeAnyDevice) {
+  const ran unknown = real({"--scenario", "page43"});
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.err.find("kvsim real: no scenario 'page43' in "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("(real scenarios: page42, "), std::string::npos) << unknown.err;
+  const ran unscripted = real({"--scenario", "b4_sibling_futures"});
+  EXPECT_EQ(unscripted.status, 2);
+  EXPECT_NE(unscripted.err.find("kvsim real: scenario 'b4_sibling_futures' is not scripted for the "
+                                "real backend: "),
+            std::string::npos)
+      << unscripted.err;
+  expect_one_line_error(real({"--scenario", "page42", "--variant", "B13"}),
+                        "kvsim real: unknown variant 'B13' (safe, B1..B12, H1..H3 or canary)");
+  const ran missing = real({"--list", "--catalogue", "/nonexistent/catalogue.json"}, false);
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err.find("kvsim real: /nonexistent/catalogue.json"), 0u) << missing.err;
+  EXPECT_EQ(std::count(missing.err.begin(), missing.err.end(), '\n'), 1);
+}
+
+TEST(RealCommand, WithoutAGpuItSaysSoInOneLineAndExits2) {
+  const device_probe probe = probe_devices();
+  if (probe.count > 0) GTEST_SKIP() << "this machine has a GPU: the gpu-labelled tests run the scenarios";
+  for (const char* scenario : {"page42", "hicache_local_active"}) {
+    const ran r = real({"--scenario", scenario, "--variant", "safe", "--json"});
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.find("kvsim real: no CUDA device found (cudaGetDeviceCount: "), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+}
+
+}  // namespace
+}  // namespace kvsim::real

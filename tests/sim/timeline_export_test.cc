@@ -1,0 +1,636 @@
+// The timeline export on real runs of catalogue scenarios (safe, bug variants with findings, a
+// deadlock) and on hand-built logs: the Chrome trace JSON is well formed for every phase it
+// uses (checked by trace_problems below, which is itself shown to fire on hand-broken
+// traces), messages and collectives have their arrows, and both outputs are deterministic.
+#include "sim/timeline_export.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/variant.h"
+#include "properties/all_checkers.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_world.h"
+#include "sim/random_walk.h"
+
+namespace kvsim::sim {
+namespace {
+
+using nlohmann::json;
+
+// --- the validator ------------------------------------------------------------------------
+// What the Trace Event Format asks of each phase this export uses, and what Perfetto needs to
+// draw it: B/E matched and nested per thread (with the X slices), async b/e matched per
+// (cat, id), flow ends after their starts and inside a slice of their thread, per-thread time
+// never going back, and a name for every process and thread.
+
+using thread_key = std::pair<std::uint64_t, std::uint64_t>;  // pid, tid
+
+struct interval {
+  double start = 0;
+  double end = 0;
+  std::size_t index = 0;
+};
+
+std::string id_text(const json& e) { return e.contains("id") ? e["id"].dump() : ""; }
+
+std::vector<std::string> trace_problems(const json& trace) {
+  std::vector<std::string> problems;
+  const auto problem = [&](std::size_t i, const std::string& text) {
+    problems.push_back("event " + std::to_string(i) + ": " + text);
+  };
+  if (!trace.is_object() || !trace.contains("traceEvents") || !trace["traceEvents"].is_array()) {
+    return {"no traceEvents array"};
+  }
+  if (!trace.contains("displayTimeUnit") || !trace["displayTimeUnit"].is_string()) {
+    problems.push_back("no displayTimeUnit");
+  }
+  const json& events = trace["traceEvents"];
+  std::map<thread_key, std::vector<std::size_t>> open_slices;  // B events by thread
+  std::map<thread_key, std::vector<interval>> slices;
+  std::map<thread_key, double> last_ts;
+  std::map<std::pair<std::string, std::string>, std::vector<std::string>> open_async;
+  std::map<std::tuple<std::string, std::string, std::string>, double> flow_starts;
+  std::set<std::tuple<std::string, std::string, std::string>> flow_ends;
+  std::vector<std::pair<thread_key, std::size_t>> flow_points;
+  std::set<std::uint64_t> named_pids;
+  std::set<std::uint64_t> used_pids;
+  std::set<thread_key> named_threads;
+  std::set<thread_key> used_threads;
+
+  for (std::size_t i = 0; i < events.size(); ++i) {
+    const json& e = events[i];
+    if (!e.is_object()) {
+      problem(i, "not an object");
+      continue;
+    }
+    bool complete = true;
+    for (const char* key : {"name", "ph"}) {
+      if (!e.contains(key) || !e[key].is_string()) {
+        problem(i, std::string("no string ") + key);
+        complete = false;
+      }
+    }
+    for (const char* key : {"pid", "tid"}) {
+      if (!e.contains(key) || !e[key].is_number_unsigned()) {
+        problem(i, std::string("no unsigned ") + key);
+        complete = false;
+      }
+    }
+    if (!e.contains("ts") || !e["ts"].is_number()) {
+      problem(i, "no numeric ts");
+      complete = false;
+    }
+    if (!complete) continue;
+    const std::string ph = e["ph"];
+    const std::string name = e["name"];
+    const thread_key thread{e["pid"], e["tid"]};
+    const double ts = e["ts"];
+    if (ph == "M") {
+      const bool named = e.contains("args") && e["args"].contains("name") &&
+                         e["args"]["name"].is_string();
+      if (name == "process_name" && named) named_pids.insert(thread.first);
+      if (name == "thread_name" && named) named_threads.insert(thread);
+      if (!named) problem(i, "metadata without args.name");
+      continue;
+    }
+    used_pids.insert(thread.first);
+    used_threads.insert(thread);
+    if (const auto last = last_ts.find(thread); last != last_ts.end() && ts < last->second) {
+      problem(i, "ts goes back on its thread");
+    }
+    last_ts[thread] = ts;
+    const bool needs_id =
+        ph == "b" || ph == "e" || ph == "n" || ph == "s" || ph == "t" || ph == "f";
+    if (needs_id && (!e.contains("id") || !e.contains("cat") || !e["cat"].is_string())) {
+      problem(i, "phase " + ph + " without id and cat");
+      continue;
+    }
+    if (ph == "B") {
+      open_slices[thread].push_back(i);
+    } else if (ph == "E") {
+      auto& open = open_slices[thread];
+      if (open.empty()) {
+        problem(i, "E without a B on its thread");
+        continue;
+      }
+      const json& begin = events[open.back()];
+      if (begin["name"] != e["name"]) problem(i, "E named differently from its B");
+      slices[thread].push_back({begin["ts"].get<double>(), ts, open.back()});
+      open.pop_back();
+    } else if (ph == "X") {
+      if (!e.contains("dur") || !e["dur"].is_number() || e["dur"].get<double>() < 0) {
+        problem(i, "X without a duration");
+        continue;
+      }
+      slices[thread].push_back({ts, ts + e["dur"].get<double>(), i});
+    } else if (ph == "i" || ph == "I") {
+      if (e.contains("s") && e["s"] != "t" && e["s"] != "p" && e["s"] != "g") {
+        problem(i, "instant with an unknown scope");
+      }
+    } else if (ph == "b") {
+      open_async[{e["cat"], id_text(e)}].push_back(name);
+    } else if (ph == "e") {
+      auto& open = open_async[{e["cat"], id_text(e)}];
+      if (open.empty() || open.back() != name) {
+        problem(i, "async e without its b");
+        continue;
+      }
+      open.pop_back();
+    } else if (ph == "s") {
+      if (!flow_starts.try_emplace({e["cat"], id_text(e), name}, ts).second) {
+        problem(i, "a second flow start with one id");
+      }
+      flow_points.emplace_back(thread, i);
+    } else if (ph == "f") {
+      const auto start = flow_starts.find({e["cat"], id_text(e), name});
+      if (start == flow_starts.end() || start->second > ts) {
+        problem(i, "flow end without an earlier start");
+      }
+      if (!flow_ends.insert({e["cat"], id_text(e), name}).second) {
+        problem(i, "a second flow end with one id");
+      }
+      if (e.contains("bp") && e["bp"] != "e") problem(i, "flow end binds to an unknown point");
+      flow_points.emplace_back(thread, i);
+    } else if (ph != "n" && ph != "t") {
+      problem(i, "unknown phase " + ph);
+    }
+  }
+
+  for (const auto& [thread, open] : open_slices) {
+    for (const std::size_t i : open) problem(i, "B never ended");
+  }
+  for (const auto& [key, open] : open_async) {
+    if (!open.empty()) problems.push_back("async " + key.first + " " + key.second + " never ended");
+  }
+  // Nesting: sorted by start (outer first on a tie), every slice ends within the one open
+  // around it.
+  for (auto& [thread, list] : slices) {
+    std::sort(list.begin(), list.end(), [](const interval& a, const interval& b) {
+      return a.start != b.start ? a.start < b.start : a.end > b.end;
+    });
+    std::vector<interval> stack;
+    for (const interval& slice : list) {
+      while (!stack.empty() && stack.back().end <= slice.start) stack.pop_back();
+      if (!stack.empty() && slice.end > stack.back().end) {
+        problem(slice.index, "overlaps slice of event " + std::to_string(stack.back().index) +
+                                 " without nesting in it");
+      }
+      stack.push_back(slice);
+    }
+  }
+  // Perfetto binds a flow point to the slice around it on its thread: there must be one.
+  for (const auto& [thread, i] : flow_points) {
+    const double ts = events[i]["ts"];
+    const auto& list = slices[thread];
+    if (std::none_of(list.begin(), list.end(), [&](const interval& slice) {
+          return slice.start <= ts && ts <= slice.end;
+        })) {
+      problem(i, "flow point outside every slice of its thread");
+    }
+  }
+  for (const std::uint64_t pid : used_pids) {
+    if (!named_pids.contains(pid)) {
+      problems.push_back("pid " + std::to_string(pid) + " has no process_name");
+    }
+  }
+  for (const thread_key& thread : used_threads) {
+    if (!named_threads.contains(thread)) {
+      problems.push_back("tid " + std::to_string(thread.second) + " has no thread_name");
+    }
+  }
+  return problems;
+}
+
+std::string joined(const std::vector<std::string>& lines) {
+  std::string out;
+  for (const std::string& line : lines) out += line + "\n";
+  return out;
+}
+
+std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  return lines;
+}
+
+// --- real runs ----------------------------------------------------------------------------
+
+scenarios::scenario_spec from_catalogue(const std::string& name) {
+  static const std::vector<scenarios::scenario_spec> catalogue =
+      scenarios::load_catalogue(KVSIM_CATALOGUE);
+  for (const scenarios::scenario_spec& s : catalogue) {
+    if (s.name == name) return s;
+  }
+  ADD_FAILURE() << "no " << name << " in the catalogue";
+  return {};
+}
+
+struct exported_run {
+  std::vector<sim_event> events;
+  std::vector<actor_name> actors;
+  std::optional<finding> found;
+  json trace;
+  std::string text;
+};
+
+exported_run run_exported(const scenarios::scenario_spec& spec, core::variant v,
+                          std::uint64_t seed) {
+  random_walk chooser(seed);
+  const auto w = scenarios::make_scenario_world(spec, v, chooser, seed);
+  properties::checker_set checkers(0, spec.heal_bound_us);
+  checkers.attach(w->world());
+  w->run();
+  exported_run out;
+  out.events = w->world().events();
+  out.actors = w->world().actor_names();
+  out.found = w->world().found();
+  out.trace = chrome_trace(out.events, out.actors, out.found);
+  out.text = text_log(out.events, out.actors);
+  return out;
+}
+
+std::vector<json> with_phase(const json& trace, const std::string& ph,
+                             const std::string& cat = "") {
+  std::vector<json> out;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == ph && (cat.empty() || e.value("cat", "") == cat)) out.push_back(e);
+  }
+  return out;
+}
+
+json named(const json& trace, const std::string& ph, const std::string& name) {
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == ph && e["name"] == name) return e;
+  }
+  ADD_FAILURE() << "no " << ph << " named " << name;
+  return json::object();
+}
+
+// Every delivered copy of a message has its arrow, and every arrow start of a delivered
+// message ends; collective arrows always come in pairs.
+void expect_flows_match_the_log(const exported_run& run) {
+  std::set<message_id> sent;
+  std::set<message_id> delivered;
+  std::size_t deliveries = 0;
+  for (const sim_event& e : run.events) {
+    if (const auto* s = std::get_if<message_sent>(&e.body)) sent.insert(s->message);
+    if (const auto* d = std::get_if<message_delivered>(&e.body); d && sent.contains(d->message)) {
+      delivered.insert(d->message);
+      ++deliveries;
+    }
+  }
+  const std::vector<json> starts = with_phase(run.trace, "s", "message");
+  const std::vector<json> ends = with_phase(run.trace, "f", "message");
+  EXPECT_EQ(ends.size(), deliveries);
+  std::set<std::string> end_ids;
+  for (const json& f : ends) end_ids.insert(f["id"].dump());
+  std::set<message_id> started;
+  for (const json& s : starts) {
+    const message_id message = s["args"]["message"];
+    started.insert(message);
+    if (delivered.contains(message)) {
+      EXPECT_TRUE(end_ids.contains(s["id"].dump())) << "message " << message << " has no arrow end";
+    }
+  }
+  EXPECT_EQ(started, sent) << "every sent message starts an arrow";
+
+  std::set<std::string> collective_starts;
+  std::set<std::string> collective_ends;
+  for (const json& s : with_phase(run.trace, "s", "collective")) {
+    collective_starts.insert(s["id"].dump());
+  }
+  for (const json& f : with_phase(run.trace, "f", "collective")) {
+    collective_ends.insert(f["id"].dump());
+  }
+  EXPECT_EQ(collective_starts, collective_ends);
+}
+
+void expect_well_formed(const exported_run& run) {
+  EXPECT_EQ(trace_problems(run.trace), std::vector<std::string>{});
+  const std::string dumped = run.trace.dump();
+  EXPECT_EQ(json::parse(dumped), run.trace) << "the JSON text round-trips";
+  expect_flows_match_the_log(run);
+
+  // The text log: one line per step that had events, in order, each beginning "step S ".
+  std::vector<std::uint64_t> steps;
+  for (const sim_event& e : run.events) {
+    if (steps.empty() || steps.back() != e.step) steps.push_back(e.step);
+  }
+  const std::vector<std::string> lines = lines_of(run.text);
+  ASSERT_EQ(lines.size(), steps.size());
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    EXPECT_TRUE(lines[i].starts_with("step " + std::to_string(steps[i]) + " t=")) << lines[i];
+  }
+  // Every event's own words are on its step's line.
+  std::size_t line = 0;
+  for (std::size_t i = 0; i < run.events.size(); ++i) {
+    if (i > 0 && run.events[i].step != run.events[i - 1].step) ++line;
+    std::string what = describe(run.events[i], run.actors);
+    for (int spaces = 0; spaces < 4; ++spaces) what.erase(0, what.find(' ') + 1);
+    EXPECT_NE(lines[line].find(what), std::string::npos) << lines[line] << "\nlacks " << what;
+  }
+
+  if (run.found) {
+    const std::vector<json> globals = with_phase(run.trace, "i", "finding");
+    ASSERT_EQ(globals.size(), 1u);
+    EXPECT_EQ(globals[0]["s"], "g");
+    EXPECT_EQ(globals[0]["name"], "finding " + run.found->invariant);
+    EXPECT_EQ(globals[0]["args"]["message"], run.found->message);
+  }
+}
+
+struct export_case {
+  const char* scenario;
+  std::optional<core::bug> bug;
+  bool expect_finding;
+};
+
+class TimelineExportScenario : public ::testing::TestWithParam<export_case> {};
+
+TEST_P(TimelineExportScenario, TraceIsWellFormedAndTheTextLogHasALinePerStep) {
+  const export_case& c = GetParam();
+  const core::variant v = c.bug ? core::variant::with(*c.bug) : core::variant::safe();
+  const exported_run run = run_exported(from_catalogue(c.scenario), v, 7);
+  EXPECT_EQ(run.found.has_value(), c.expect_finding)
+      << (run.found ? run.found->message : "no finding");
+  expect_well_formed(run);
+  EXPECT_FALSE(with_phase(run.trace, "B").empty());
+  EXPECT_EQ(with_phase(run.trace, "B").size(), with_phase(run.trace, "E").size());
+  EXPECT_FALSE(with_phase(run.trace, "b", "request").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    TimelineExport, TimelineExportScenario,
+    ::testing::Values(export_case{"page42", std::nullopt, false},
+                      export_case{"page42", core::bug::b1_destination_reuse, true},
+                      export_case{"b2_early_ack", core::bug::b2_early_ack, true},
+                      export_case{"hicache_local_missing", core::bug::h1_early_return, true},
+                      export_case{"hicache_local_active", std::nullopt, false}),
+    [](const auto& case_info) {
+      const export_case& c = case_info.param;
+      return std::string(c.scenario) + "_" + (c.bug ? core::to_string(*c.bug) : "safe");
+    });
+
+TEST(TimelineExport, MessagesAndCollectivesHaveArrows) {
+  const exported_run b2 =
+      run_exported(from_catalogue("b2_early_ack"), core::variant::with(core::bug::b2_early_ack), 7);
+  EXPECT_FALSE(with_phase(b2.trace, "f", "message").empty());
+  const exported_run hicache =
+      run_exported(from_catalogue("hicache_local_active"), core::variant::safe(), 7);
+  // Two ranks in each collective: one arrow from each member's entry to the other's exit.
+  std::size_t left = 0;
+  for (const sim_event& e : hicache.events) left += std::holds_alternative<collective_left>(e.body);
+  ASSERT_GT(left, 0u);
+  EXPECT_EQ(with_phase(hicache.trace, "f", "collective").size(), left);
+}
+
+TEST(TimelineExport, DeadlockedRunClosesEveryActorSliceAndShowsTheFinding) {
+  const exported_run run = run_exported(from_catalogue("hicache_local_missing"),
+                                        core::variant::with(core::bug::h1_early_return), 7);
+  ASSERT_TRUE(run.found.has_value());
+  EXPECT_EQ(run.found->invariant, "I5");
+  expect_well_formed(run);
+  // The waiting peer entered a barrier it never left: that entry says so, and its actor's
+  // slice ends where the teardown unwound it.
+  const json stuck = named(run.trace, "X", "enter barrier g0 #2");
+  EXPECT_EQ(stuck["args"].value("unanswered", false), true) << stuck.dump();
+  const json unwound = named(run.trace, "E", "r1.scheduler.0");
+  EXPECT_EQ(unwound["tid"], stuck["tid"]);
+  EXPECT_NE(unwound["args"]["text"].get<std::string>().find("cancelled"), std::string::npos);
+}
+
+TEST(TimelineExport, ALogCutShortStillClosesEverySliceAtItsLastTimestamp) {
+  exported_run run = run_exported(from_catalogue("page42"), core::variant::safe(), 3);
+  for (const std::size_t keep : {run.events.size() / 3, run.events.size() / 2, std::size_t{1}}) {
+    const std::vector<sim_event> prefix(run.events.begin(),
+                                        run.events.begin() + static_cast<std::ptrdiff_t>(keep));
+    const json trace = chrome_trace(prefix, run.actors);
+    EXPECT_EQ(trace_problems(trace), std::vector<std::string>{}) << "first " << keep << " events";
+    std::size_t closed_at_end = 0;
+    double last_ts = 0;
+    for (const json& e : trace["traceEvents"]) {
+      if (e["ph"] != "M") last_ts = std::max(last_ts, e["ts"].get<double>());
+      if (e["ph"] == "E" && e["args"].contains("closed_at_end_of_log")) ++closed_at_end;
+    }
+    EXPECT_GT(closed_at_end, 0u) << "first " << keep << " events";
+    for (const json& e : trace["traceEvents"]) {
+      if (e["ph"] == "E" && e["args"].contains("closed_at_end_of_log")) {
+        EXPECT_EQ(e["ts"], last_ts);
+      }
+    }
+  }
+}
+
+TEST(TimelineExport, EveryCatalogueScenarioExportsAWellFormedTraceSafeAndBroken) {
+  for (const scenarios::scenario_spec& spec : scenarios::load_catalogue(KVSIM_CATALOGUE)) {
+    for (const core::variant v : {core::variant::safe(), scenarios::breaking_variant(spec)}) {
+      for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+        SCOPED_TRACE(spec.name + " seed " + std::to_string(seed));
+        expect_well_formed(run_exported(spec, v, seed));
+      }
+    }
+  }
+}
+
+TEST(TimelineExport, TheSameSeedGivesByteIdenticalOutputs) {
+  const scenarios::scenario_spec spec = from_catalogue("page42");
+  const core::variant v = core::variant::with(core::bug::b1_destination_reuse);
+  const exported_run first = run_exported(spec, v, 11);
+  const exported_run second = run_exported(spec, v, 11);
+  EXPECT_EQ(first.text, second.text);
+  EXPECT_EQ(first.trace.dump(), second.trace.dump());
+  EXPECT_EQ(first.trace.dump(2), second.trace.dump(2));
+}
+
+// --- hand-built logs ----------------------------------------------------------------------
+
+const std::vector<actor_name> two_actors{{0, "prefill", 0}, {1, "decode", 0}};
+const core::room_key room7{7, 0};
+
+std::vector<sim_event> hand_log() {
+  return {
+      {1, 0, 0, actor_started{two_actors[0]}},
+      {1, 0, 0, message_sent{3, 0, 1, core::control_kind::abort, room7}},
+      {2, 0, 1, actor_started{two_actors[1]}},
+      {3, 5, no_actor, message_delivered{3, 1}},
+      {4, 5, 1,
+       core_decided{core::event{1, core::request_finished{room7, core::request_outcome::aborted}}}},
+      {4, 5, 1, actor_finished{false}},
+      {5, 5, 0, actor_finished{true}},
+      {5, 5, 0, fault_fired{"bad byte \xff"}},  // free text that is not UTF-8
+  };
+}
+
+TEST(TimelineExport, HandBuiltLogMapsRanksActorsMessagesAndRequests) {
+  const json trace = chrome_trace(hand_log(), two_actors);
+  EXPECT_EQ(trace_problems(trace), std::vector<std::string>{});
+  EXPECT_NO_THROW((void)trace.dump()) << "the non-UTF-8 byte was replaced";
+
+  // pid = rank + 1, tid = actor + 1, named by rank and structural name.
+  EXPECT_EQ(named(trace, "B", "r0.prefill.0")["pid"], 1);
+  EXPECT_EQ(named(trace, "B", "r0.prefill.0")["tid"], 1);
+  EXPECT_EQ(named(trace, "B", "r1.decode.0")["pid"], 2);
+  EXPECT_EQ(named(trace, "B", "r1.decode.0")["tid"], 2);
+  bool rank1_named = false;
+  for (const json& e : trace["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["pid"] == 2) {
+      rank1_named = e["args"]["name"] == "rank 1";
+    }
+  }
+  EXPECT_TRUE(rank1_named);
+
+  // ts = step * 1000 + 10 * place in step; the step and virtual time are in args.
+  const json send = named(trace, "X", "send abort to rank 1");
+  EXPECT_EQ(send["ts"], 1010);
+  EXPECT_EQ(send["args"]["step"], 1);
+  EXPECT_EQ(send["args"]["time_us"], 0);
+  EXPECT_EQ(send["args"]["text"], describe(hand_log()[1], two_actors));
+
+  // The delivery is the world's, on rank 1's world thread, and the arrow ends inside it.
+  const json deliver = named(trace, "X", "deliver abort from rank 0");
+  EXPECT_EQ(deliver["pid"], 2);
+  const json start = named(trace, "s", "message");
+  const json end = named(trace, "f", "message");
+  EXPECT_EQ(start["id"], end["id"]);
+  EXPECT_EQ(start["tid"], send["tid"]);
+  EXPECT_EQ(end["tid"], deliver["tid"]);
+  EXPECT_EQ(end["bp"], "e");
+  EXPECT_GT(end["ts"].get<double>(), deliver["ts"].get<double>());
+  EXPECT_LT(end["ts"].get<double>(), deliver["ts"].get<double>() + deliver["dur"].get<double>());
+
+  // The request's async slice: from the send (first to name it) to request_finished.
+  const json request_begin = named(trace, "b", "room 7/gen 0");
+  const json request_end = named(trace, "e", "room 7/gen 0");
+  EXPECT_EQ(request_begin["id"], 7'000'000);
+  EXPECT_EQ(request_begin["cat"], "request");
+  EXPECT_EQ(request_begin["ts"], 1010);
+  EXPECT_EQ(request_end["args"]["last_event"], 4);
+
+  // The core decision is an instant named by its kind.
+  EXPECT_EQ(named(trace, "i", "request_finished")["s"], "t");
+}
+
+TEST(TimelineExport, AFindingIsAGlobalInstantAndMarksItsEvidence) {
+  const finding found{"I9", "room 7/gen 0 never finished", {1}, {"a detail"}};
+  const json trace = chrome_trace(hand_log(), two_actors, found);
+  EXPECT_EQ(trace_problems(trace), std::vector<std::string>{});
+  const json global = named(trace, "i", "finding I9");
+  EXPECT_EQ(global["s"], "g");
+  EXPECT_EQ(global["args"]["evidence"], json::array({1}));
+  EXPECT_EQ(named(trace, "X", "send abort to rank 1")["args"]["evidence_of"], "I9");
+}
+
+TEST(TimelineExport, TextLogPutsEveryEventOfAStepOnOneLine) {
+  EXPECT_EQ(text_log(hand_log(), two_actors),
+            "step 1 t=0us r0.prefill.0: actor_started name=r0.prefill.0; message_sent message=3 "
+            "from=0 to=1 kind=abort room 7/gen 0\n"
+            "step 2 t=0us r1.decode.0: actor_started name=r1.decode.0\n"
+            "step 3 t=5us world: message_delivered message=3 to=1\n"
+            "step 4 t=5us r1.decode.0: core_decided rank 1 request_finished room 7/gen 0 "
+            "outcome=aborted; actor_finished returned\n"
+            "step 5 t=5us r0.prefill.0: actor_finished cancelled; fault_fired bad byte \xff\n");
+  EXPECT_EQ(text_log({}, two_actors), "");
+}
+
+TEST(TimelineExport, TheTeardownStepNamesEachActorOnItsLine) {
+  const std::vector<sim_event> teardown{{9, 20, 0, actor_finished{true}},
+                                        {9, 20, 1, actor_finished{true}}};
+  EXPECT_EQ(text_log(teardown, two_actors),
+            "step 9 t=20us r0.prefill.0: actor_finished cancelled; r1.decode.0 actor_finished "
+            "cancelled\n");
+}
+
+TEST(TimelineExport, AnEmptyLogIsAnEmptyButValidTrace) {
+  const json trace = chrome_trace({}, two_actors);
+  EXPECT_EQ(trace_problems(trace), std::vector<std::string>{});
+  EXPECT_TRUE(trace["traceEvents"].empty());
+}
+
+// --- the validator fires (red before green) -----------------------------------------------
+
+json without_first(json trace, const std::string& ph, const std::string& cat = "") {
+  json& events = trace["traceEvents"];
+  for (auto it = events.begin(); it != events.end(); ++it) {
+    if ((*it)["ph"] == ph && (cat.empty() || it->value("cat", "") == cat)) {
+      events.erase(it);
+      return trace;
+    }
+  }
+  ADD_FAILURE() << "nothing with phase " << ph << " to remove";
+  return trace;
+}
+
+bool mentions(const std::vector<std::string>& problems, const std::string& text) {
+  return std::any_of(problems.begin(), problems.end(),
+                     [&](const std::string& p) { return p.find(text) != std::string::npos; });
+}
+
+TEST(TimelineExportValidator, CatchesHandBrokenTraces) {
+  const exported_run run = run_exported(from_catalogue("b2_early_ack"),
+                                        core::variant::with(core::bug::b2_early_ack), 7);
+  ASSERT_EQ(trace_problems(run.trace), std::vector<std::string>{}) << "green before the breaks";
+
+  EXPECT_TRUE(mentions(trace_problems(without_first(run.trace, "E")), "B never ended"))
+      << joined(trace_problems(without_first(run.trace, "E")));
+  EXPECT_TRUE(mentions(trace_problems(without_first(run.trace, "B")), "E without a B"));
+  EXPECT_TRUE(mentions(trace_problems(without_first(run.trace, "e", "request")), "never ended"));
+  EXPECT_TRUE(mentions(trace_problems(without_first(run.trace, "b", "request")),
+                       "async e without its b"));
+  EXPECT_TRUE(mentions(trace_problems(without_first(run.trace, "s", "message")),
+                       "flow end without an earlier start"));
+  EXPECT_TRUE(mentions(trace_problems(without_first(run.trace, "M")), "has no process_name"));
+
+  json broken = run.trace;
+  for (json& e : broken["traceEvents"]) {
+    if (e["ph"] == "X") {
+      e["dur"] = 1'000'000'000;  // runs past the end of its actor's life
+      break;
+    }
+  }
+  EXPECT_TRUE(mentions(trace_problems(broken), "without nesting"));
+
+  broken = run.trace;
+  for (json& e : broken["traceEvents"]) {
+    if (e["ph"] == "f") {
+      e.erase("id");
+      break;
+    }
+  }
+  EXPECT_TRUE(mentions(trace_problems(broken), "without id and cat"));
+
+  broken = run.trace;
+  for (json& e : broken["traceEvents"]) {
+    if (e["ph"] == "E") {
+      e["ts"] = 0;  // earlier than its own B and everything before it on the thread
+      break;
+    }
+  }
+  EXPECT_TRUE(mentions(trace_problems(broken), "ts goes back"));
+
+  broken = run.trace;
+  for (json& e : broken["traceEvents"]) {
+    if (e["ph"] == "f") {
+      e["ts"] = e["ts"].get<double>() + 5;  // past the end of its delivery slice
+      break;
+    }
+  }
+  EXPECT_TRUE(mentions(trace_problems(broken), "outside every slice"));
+
+  broken = run.trace;
+  broken["traceEvents"][0].erase("pid");
+  EXPECT_TRUE(mentions(trace_problems(broken), "no unsigned pid"));
+}
+
+}  // namespace
+}  // namespace kvsim::sim

@@ -1,0 +1,204 @@
+// kvsim explore [--scenario NAME | --all] [--variant V] [--strategy S] [--budget T | --runs N]
+//               [--jobs N] [--shard I/N] [--out DIR] [--json FILE] [--junit FILE]
+//               [--catalogue FILE]
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/commands.h"
+#include "tools/kvsim/explore_report.h"
+#include "tools/kvsim/run_one.h"
+#include "scenarios/scenario_world.h"
+
+namespace kvsim::tools {
+namespace {
+
+constexpr const char* help =
+    "usage: kvsim explore [--scenario NAME | --all] [--variant V] [--strategy S]\n"
+    "                     [--budget T | --runs N] [--jobs N] [--shard I/N] [--out DIR]\n"
+    "                     [--json FILE] [--junit FILE] [--catalogue FILE]\n"
+    "  Searches until the budget is spent and reports what it found.\n"
+    "  --scenario  one scenario, with --variant (default safe); expected: found when the\n"
+    "              variant is the scenario's breaking one, else clean\n"
+    "  --all       every scenario twice: its breaking variant (expected found; stops at the\n"
+    "              first finding) and safe (expected clean); prints a table\n"
+    "  --strategy  random (default), pct:D, dfs or dfs:P (exhaustive, preemption bound P,\n"
+    "              sleep sets; one process; --runs caps its runs)\n"
+    "  --budget    time: 500ms, 30s, 2m (split evenly over the searches with --all)\n"
+    "  --runs      seeds 1..N per search (default 1000 when no budget is given)\n"
+    "  --jobs      worker processes (default 1)\n"
+    "  --shard     I/N: only seeds s with (s-1) mod N == I; shards are disjoint and together\n"
+    "              give the unsharded seeds\n"
+    "  --out       write each finding's trace (the first 10 per search and job) to DIR\n"
+    "  --json      write the rows as a JSON array to FILE; --junit: JUnit XML to FILE\n"
+    "  exit: 0 every expectation held, 1 one did not, 2 bad input\n";
+
+double parse_budget(const std::string& text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && (std::isdigit(static_cast<unsigned char>(text[digits])) != 0)) {
+    ++digits;
+  }
+  const std::string unit = text.substr(digits);
+  if (digits == 0 || (unit != "s" && unit != "ms" && unit != "m")) {
+    throw usage_error("--budget must be a whole number with a unit: 500ms, 30s or 2m (got '" +
+                      text + "')");
+  }
+  const double number = static_cast<double>(parse_unsigned(text.substr(0, digits), "--budget"));
+  const double seconds = unit == "ms" ? number / 1000 : unit == "m" ? number * 60 : number;
+  if (seconds <= 0) throw usage_error("--budget must be above zero (got '" + text + "')");
+  return seconds;
+}
+
+// A live line on a terminal, plain lines (every few seconds) otherwise; both on stderr so
+// stdout keeps only the table.
+class progress_line {
+ public:
+  progress_line() : terminal_(::isatty(STDERR_FILENO) == 1) {}
+
+  void show(const search_request& request, const search_result& so_far, std::optional<double> budget) {
+    if (!terminal_ && so_far.seconds - last_plain_ < 5.0) return;
+    last_plain_ = so_far.seconds;
+    char text[256];
+    const double rate = so_far.seconds > 0 ? static_cast<double>(so_far.runs) / so_far.seconds : 0;
+    std::snprintf(text, sizeof text, "%s [%s]: %llu runs, %.0f runs/s, %llu findings, %.1fs",
+                  request.spec.name.c_str(), request.variant_label.c_str(),
+                  static_cast<unsigned long long>(so_far.runs), rate,
+                  static_cast<unsigned long long>(so_far.findings), so_far.seconds);
+    std::string line = text;
+    if (budget) line += "/" + std::to_string(static_cast<int>(*budget + 0.5)) + "s";
+    if (terminal_) {
+      std::cerr << "\r\033[K" << line << std::flush;
+    } else {
+      std::cerr << "kvsim explore: " << line << "\n";
+    }
+  }
+  void done() {
+    if (terminal_) std::cerr << "\r\033[K" << std::flush;
+    last_plain_ = 0;
+  }
+
+ private:
+  bool terminal_;
+  double last_plain_ = 0;
+};
+
+}  // namespace
+
+int cmd_explore(const arguments& args, std::ostream& out) {
+  const cli_args flags(args, {{"--help"},
+                              {"--scenario", true},
+                              {"--all"},
+                              {"--variant", true},
+                              {"--strategy", true},
+                              {"--budget", true},
+                              {"--runs", true},
+                              {"--jobs", true},
+                              {"--shard", true},
+                              {"--out", true},
+                              {"--json", true},
+                              {"--junit", true},
+                              {"--catalogue", true}});
+  if (flags.has("--help")) {
+    out << help;
+    return 0;
+  }
+  if (flags.has("--all") == flags.has("--scenario")) {
+    throw usage_error("give exactly one of --scenario NAME and --all");
+  }
+  if (flags.has("--all") && flags.has("--variant")) {
+    throw usage_error("--all runs each scenario's breaking variant and safe; --variant is for --scenario");
+  }
+  if (flags.has("--budget") && flags.has("--runs")) {
+    throw usage_error("give at most one of --budget and --runs");
+  }
+  const strategy_spec strategy = parse_strategy(flags.value_or("--strategy", "random"));
+  // A plain double and a flag, not std::optional<double>: GCC 12 warns falsely on the latter.
+  const bool has_budget = flags.has("--budget");
+  const double budget_seconds = has_budget ? parse_budget(*flags.value("--budget")) : 0.0;
+  const std::optional<std::uint64_t> runs =
+      has_budget ? std::nullopt : std::optional(flags.number_or("--runs", 1000, 1));
+  const std::uint64_t jobs = flags.number_or("--jobs", 1, 1, 256);
+  const shard_spec shard = flags.has("--shard") ? parse_shard(*flags.value("--shard")) : shard_spec{};
+  if (strategy.family == strategy_family::dfs && (jobs > 1 || shard.count > 1)) {
+    throw usage_error("dfs runs in one process: --jobs and --shard apply to random and pct");
+  }
+  std::optional<std::filesystem::path> out_dir;
+  if (const auto dir = flags.value("--out")) {
+    std::error_code error;
+    std::filesystem::create_directories(*dir, error);
+    if (error || !std::filesystem::is_directory(*dir)) {
+      throw input_error("cannot create the output directory " + *dir);
+    }
+    out_dir = *dir;
+  }
+  const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
+  const auto all = load_scenarios(catalogue);
+
+  std::vector<explore_row> rows;
+  const auto add_row = [&](const scenarios::scenario_spec& spec, core::variant variant,
+                           std::string label, expectation expected, bool stop_at_first) {
+    explore_row row;
+    row.request = search_request{spec, variant, std::move(label), strategy, runs, std::nullopt,
+                                 shard, jobs, stop_at_first, out_dir};
+    row.expected = expected;
+    rows.push_back(std::move(row));
+  };
+  if (flags.has("--all")) {
+    for (const auto& spec : all) {
+      add_row(spec, scenarios::breaking_variant(spec), spec.expect.breaking_variant,
+              expectation::found, true);
+      add_row(spec, core::variant::safe(), "safe", expectation::clean, false);
+    }
+  } else {
+    const auto spec = find_scenario(all, *flags.value("--scenario"), catalogue);
+    const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
+    const bool breaking = variant == scenarios::breaking_variant(spec);
+    add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
+            false);
+  }
+
+  progress_line progress;
+  double spent = 0;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    search_request& request = rows[i].request;
+    // The time left, split evenly over the searches left (red rows that stop early leave
+    // theirs to the rest).
+    if (has_budget) {
+      request.budget_seconds =
+          std::max(0.001, (budget_seconds - spent) / static_cast<double>(rows.size() - i));
+    }
+    rows[i].result = run_search(request, [&](const search_result& so_far) {
+      progress.show(request, so_far, request.budget_seconds);
+    });
+    progress.done();
+    spent += rows[i].result.seconds;
+  }
+  print_table(out, rows);
+  std::size_t unmet = 0;
+  for (const auto& row : rows) unmet += row.met() ? 0 : 1;
+  out << (unmet == 0 ? "every expectation held" : std::to_string(unmet) + " expectation(s) not met")
+      << " (" << rows.size() << " searches, strategy " << strategy.text() << ", jobs " << jobs
+      << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
+      << ")\n";
+  if (const auto file = flags.value("--json")) write_file_atomically(*file, rows_json(rows).dump(2) + "\n");
+  if (const auto file = flags.value("--junit")) write_file_atomically(*file, junit_xml(rows));
+  return unmet == 0 ? 0 : 1;
+}
+
+int cmd_demo(const arguments& args, std::ostream& out) {
+  const cli_args flags(args, {{"--help"}});
+  if (flags.has("--help")) {
+    out << "usage: kvsim demo\n  The main job: kvsim explore --all --budget 60s --jobs <cores>:\n"
+           "  every catalogue scenario with its breaking variant (must be found) and with safe\n"
+           "  (must stay clean), as a table.\n";
+    return 0;
+  }
+  const unsigned cores = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+  out << "kvsim demo: kvsim explore --all --budget 60s --jobs " << cores << "\n" << std::flush;
+  return cmd_explore({"--all", "--budget", "60s", "--jobs", std::to_string(cores)}, out);
+}
+
+}  // namespace kvsim::tools

@@ -1,0 +1,83 @@
+// kvsim replay FILE [--strict | --lenient] [--json]: runs a trace's decisions again and says
+// whether the run came out as recorded.
+#include "sim/random_walk.h"
+#include "sim/replay.h"
+#include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/commands.h"
+#include "tools/kvsim/run_json.h"
+#include "tools/kvsim/trace_input.h"
+
+namespace kvsim::tools {
+namespace {
+
+constexpr const char* help =
+    "usage: kvsim replay FILE [--strict | --lenient] [--json]\n"
+    "  Re-runs a trace: same scenario, variant, seed and fault profile, its decisions.\n"
+    "  --strict   (default) every decision must fit the recording; the first that does not\n"
+    "             is reported (index, expected, actual)\n"
+    "  --lenient  replay the prefix that fits, then continue with a random walk from the\n"
+    "             trace's seed\n"
+    "  exit: 0 the run came out as recorded (same finding, or none), 1 it did not, 2 bad input\n";
+
+bool same_finding(const std::optional<sim::finding>& a, const std::optional<sim::finding>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->invariant == b->invariant && a->message == b->message);
+}
+
+}  // namespace
+
+int cmd_replay(const arguments& args, std::ostream& out) {
+  const cli_args flags(args, {{"--help"}, {"--strict"}, {"--lenient"}, {"--json"}}, 1);
+  if (flags.has("--help")) {
+    out << help;
+    return 0;
+  }
+  if (flags.positionals().empty()) throw usage_error("expected a trace FILE");
+  if (flags.has("--strict") && flags.has("--lenient")) {
+    throw usage_error("give at most one of --strict and --lenient");
+  }
+  const bool lenient = flags.has("--lenient");
+  const loaded_trace loaded = load_trace_file(flags.positionals().front());
+  sim::replay chooser(loaded.trace.decisions,
+                      lenient ? sim::replay_mode::lenient : sim::replay_mode::strict,
+                      lenient ? std::make_unique<sim::random_walk>(loaded.trace.seed) : nullptr);
+  const run_setup setup = loaded.setup(lenient ? "replay-lenient" : "replay");
+  const run_report report = run_once(setup, chooser);
+  const bool diverged = report.diverged.has_value();
+  const bool matched = !diverged && same_finding(report.found, loaded.trace.found) &&
+                       (lenient || report.decisions == loaded.trace.decisions);
+  if (flags.has("--json")) {
+    nlohmann::json j = run_json(setup, report);
+    j["mode"] = lenient ? "lenient" : "strict";
+    j["recorded_finding"] = finding_json(loaded.trace.found);
+    j["matched"] = matched;
+    j["replayed"] = chooser.replayed();
+    j["divergence"] = nullptr;
+    if (report.diverged) {
+      j["divergence"] = {{"decision_index", report.diverged->decision_index},
+                         {"expected", report.diverged->expected},
+                         {"actual", report.diverged->actual}};
+    }
+    out << j.dump() << "\n";
+    return matched ? 0 : 1;
+  }
+  out << (lenient ? "lenient" : "strict") << " replay of " << loaded.spec.name << " ["
+      << loaded.trace.variant << ", " << loaded.trace.strategy << ", seed " << loaded.trace.seed
+      << "]: " << chooser.replayed() << " of " << loaded.trace.decisions.size()
+      << " recorded decisions replayed, " << report.outcome.steps << " steps\n";
+  if (report.diverged) {
+    out << "diverged at decision " << report.diverged->decision_index << ": recorded "
+        << report.diverged->expected << ", the run asked for " << report.diverged->actual << "\n";
+  }
+  out << "recorded: "
+      << (loaded.trace.found ? loaded.trace.found->invariant + ": " + loaded.trace.found->message
+                             : std::string("no finding"))
+      << "\nreplayed: "
+      << (report.found ? report.found->invariant + ": " + report.found->message
+                       : std::string("no finding"))
+      << "\n"
+      << (matched ? "the run came out as recorded" : "the run did NOT come out as recorded") << "\n";
+  return matched ? 0 : 1;
+}
+
+}  // namespace kvsim::tools

@@ -1,0 +1,152 @@
+#include "tools/kvsim/explore_report.h"
+
+#include <cstdio>
+#include <fstream>
+#include <iomanip>
+#include <sstream>
+
+#include "tools/kvsim/cli_args.h"
+
+namespace kvsim::tools {
+namespace {
+
+std::string seconds_text(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3fs", seconds);
+  return text;
+}
+
+std::string xml_escaped(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string result_text(const explore_row& row) {
+  return row.result.findings > 0 ? "found" : "clean";
+}
+
+}  // namespace
+
+const char* to_string(expectation e) { return e == expectation::found ? "found" : "clean"; }
+
+void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
+  out << std::left << std::setw(24) << "scenario" << std::setw(8) << "variant" << std::setw(9)
+      << "expected" << std::setw(8) << "result" << std::setw(4) << "ok" << std::right
+      << std::setw(9) << "runs" << std::setw(10) << "findings" << "  first finding\n";
+  for (const explore_row& row : rows) {
+    out << std::left << std::setw(24) << row.request.spec.name << std::setw(8)
+        << row.request.variant_label << std::setw(9) << to_string(row.expected) << std::setw(8)
+        << result_text(row) << std::setw(4) << (row.met() ? "yes" : "NO") << std::right
+        << std::setw(9) << row.result.runs << std::setw(10) << row.result.findings << "  ";
+    if (row.result.first) {
+      out << row.result.first->invariant << " after " << *row.result.runs_to_first_finding
+          << " run(s), " << seconds_text(*row.result.seconds_to_first_finding) << ", seed "
+          << *row.result.first_seed;
+    } else {
+      out << "-";
+    }
+    if (row.result.exhausted) {
+      out << (*row.result.exhausted ? "  [exhausted" : "  [not exhausted") << ", "
+          << row.result.pruned << " pruned]";
+    }
+    out << "\n";
+  }
+}
+
+nlohmann::json rows_json(const std::vector<explore_row>& rows) {
+  nlohmann::json array = nlohmann::json::array();
+  for (const explore_row& row : rows) {
+    const search_result& r = row.result;
+    nlohmann::json j{{"scenario", row.request.spec.name},
+                     {"variant", row.request.variant_label},
+                     {"strategy", row.request.strategy.text()},
+                     {"expected", to_string(row.expected)},
+                     {"result", result_text(row)},
+                     {"met", row.met()},
+                     {"runs", r.runs},
+                     {"findings", r.findings},
+                     {"seconds", r.seconds},
+                     {"seconds_to_first_finding", nullptr},
+                     {"runs_to_first_finding", nullptr},
+                     {"first_finding", nullptr},
+                     {"traces", r.trace_files}};
+    if (r.first) {
+      j["seconds_to_first_finding"] = *r.seconds_to_first_finding;
+      j["runs_to_first_finding"] = *r.runs_to_first_finding;
+      j["first_finding"] = {{"invariant", r.first->invariant},
+                            {"message", r.first->message},
+                            {"seed", *r.first_seed}};
+    }
+    if (r.exhausted) {
+      j["exhausted"] = *r.exhausted;
+      j["pruned"] = r.pruned;
+    }
+    array.push_back(std::move(j));
+  }
+  return array;
+}
+
+std::string junit_xml(const std::vector<explore_row>& rows) {
+  std::size_t failures = 0;
+  double total = 0;
+  for (const explore_row& row : rows) {
+    failures += row.met() ? 0 : 1;
+    total += row.result.seconds;
+  }
+  std::ostringstream xml;
+  xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+      << "<testsuites name=\"kvsim explore\" tests=\"" << rows.size() << "\" failures=\""
+      << failures << "\" time=\"" << total << "\">\n"
+      << "  <testsuite name=\"kvsim explore\" tests=\"" << rows.size() << "\" failures=\""
+      << failures << "\" errors=\"0\" time=\"" << total << "\">\n";
+  for (const explore_row& row : rows) {
+    const std::string name = row.request.spec.name + " [" + row.request.variant_label + ", " +
+                             row.request.strategy.text() + "]";
+    xml << "    <testcase classname=\"kvsim.explore." << xml_escaped(row.request.spec.name)
+        << "\" name=\"" << xml_escaped(name) << "\" time=\"" << row.result.seconds << "\">\n";
+    if (!row.met()) {
+      const std::string why =
+          row.expected == expectation::found
+              ? "expected a finding, none in " + std::to_string(row.result.runs) + " runs"
+              : "expected clean, found " + row.result.first->invariant + " at seed " +
+                    std::to_string(*row.result.first_seed) + ": " + row.result.first->message;
+      xml << "      <failure message=\"" << xml_escaped(why) << "\"/>\n";
+    }
+    xml << "      <system-out>runs " << row.result.runs << ", findings " << row.result.findings
+        << "</system-out>\n    </testcase>\n";
+  }
+  xml << "  </testsuite>\n</testsuites>\n";
+  return xml.str();
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  {
+    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw input_error("cannot write " + path.string());
+    }
+  }
+  std::error_code error;
+  std::filesystem::rename(temporary, path, error);
+  if (error) {
+    std::filesystem::remove(temporary, error);
+    throw input_error("cannot write " + path.string());
+  }
+}
+
+}  // namespace kvsim::tools

@@ -1,0 +1,31 @@
+#pragma once
+// What `kvsim explore` prints and writes: the table (scenario, variant, expected, result,
+// runs, time to first finding), the JSON rows and the JUnit XML for CI.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "tools/kvsim/explore_search.h"
+
+namespace kvsim::tools {
+
+enum class expectation : std::uint8_t { found, clean };
+
+struct explore_row {
+  search_request request;
+  expectation expected = expectation::clean;
+  search_result result;
+
+  bool met() const { return (result.findings > 0) == (expected == expectation::found); }
+};
+
+const char* to_string(expectation e);
+void print_table(std::ostream& out, const std::vector<explore_row>& rows);
+nlohmann::json rows_json(const std::vector<explore_row>& rows);
+std::string junit_xml(const std::vector<explore_row>& rows);
+// Writes `text` to `path` atomically (temp file + rename); input_error on failure.
+void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+
+}  // namespace kvsim::tools

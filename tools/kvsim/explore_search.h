@@ -1,0 +1,59 @@
+#pragma once
+// One search of `kvsim explore`: a scenario under one variant and strategy, over this shard's
+// seeds, until its run or time budget is spent (or, when asked, until the first finding).
+// With jobs > 1 the seeds are split among forked worker processes (every world is
+// single-threaded, so processes, not threads, scale it); each reports every run to the parent
+// over a pipe, and writes the traces of its findings itself, atomically and with signals held
+// off, so a search stopped or killed mid-way never leaves a partial trace.
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/variant.h"
+#include "scenarios/scenario_spec.h"
+#include "sim/checker.h"
+#include "tools/kvsim/seed_plan.h"
+#include "tools/kvsim/strategy_spec.h"
+
+namespace kvsim::tools {
+
+struct search_request {
+  scenarios::scenario_spec spec;
+  core::variant variant;
+  std::string variant_label;  // as shown: "safe", "B1", "canary"
+  strategy_spec strategy;
+  std::optional<std::uint64_t> max_seed;  // --runs N: seeds 1..N (this shard's share of them)
+  std::optional<double> budget_seconds;   // --budget
+  shard_spec shard;
+  std::uint64_t jobs = 1;
+  bool stop_at_first_finding = false;
+  std::optional<std::filesystem::path> out_dir;  // where finding traces go
+  std::uint64_t traces_max = 10;                 // per job: the first findings only
+};
+
+struct search_result {
+  std::uint64_t runs = 0;
+  std::uint64_t findings = 0;
+  double seconds = 0;
+  std::optional<double> seconds_to_first_finding;
+  std::optional<std::uint64_t> runs_to_first_finding;  // runs done when it came in
+  std::optional<std::uint64_t> first_seed;
+  std::optional<sim::finding> first;
+  std::vector<std::string> trace_files;
+  // dfs only
+  std::optional<bool> exhausted;
+  std::uint64_t pruned = 0;
+};
+
+using progress_fn = std::function<void(const search_result& so_far)>;
+
+search_result run_search(const search_request& request, const progress_fn& progress);
+
+// The file a finding's trace is written to: DIR/<scenario>.<variant>.<strategy>.seed<N>.json.
+std::filesystem::path trace_path(const std::filesystem::path& dir, const search_request& request,
+                                 std::uint64_t seed);
+
+}  // namespace kvsim::tools

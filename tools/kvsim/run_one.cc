@@ -1,0 +1,69 @@
+#include "tools/kvsim/run_one.h"
+
+#include "properties/all_checkers.h"
+#include "scenarios/catalogue.h"
+#include "scenarios/scenario_world.h"
+#include "sim/run_trace.h"
+#include "tools/kvsim/cli_args.h"
+
+namespace kvsim::tools {
+
+sim::fault_profile faults_for(const scenarios::scenario_spec& spec, std::uint64_t seed) {
+  return sim::fault_profile::draw(seed, scenarios::allowed_faults(spec));
+}
+
+run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
+  const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
+  properties::checker_set checkers(0, setup.spec.heal_bound_us);
+  checkers.attach(w->world());
+  run_report report;
+  report.outcome = w->run();
+  const sim::world& world = w->world();
+  report.found = world.found();
+  report.diverged = world.diverged();
+  report.decisions = world.decisions();
+  report.decision_hash = sim::decision_hash(report.decisions);
+  if (what == keep::outcome_only || (what == keep::on_finding && !report.found)) return report;
+  report.events = world.events();
+  report.actors = world.actor_names();
+  report.trace = sim::capture_trace(world, scenarios::to_json(setup.spec), setup.variant.name(),
+                                    setup.strategy_name, setup.seed);
+  return report;
+}
+
+void run_inspecting(const run_setup& setup, sim::strategy& chooser,
+                    const std::function<void(const sim::world&)>& inspect) {
+  const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
+  properties::checker_set checkers(0, setup.spec.heal_bound_us);
+  checkers.attach(w->world());
+  w->run();
+  inspect(w->world());
+}
+
+std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path& path) {
+  try {
+    return scenarios::load_catalogue(path);
+  } catch (const scenarios::catalogue_error& e) {
+    throw input_error(e.what());
+  }
+}
+
+scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spec>& all,
+                                       const std::string& name, const std::filesystem::path& from) {
+  for (const scenarios::scenario_spec& s : all) {
+    if (s.name == name) return s;
+  }
+  throw input_error("no scenario '" + name + "' in " + from.string() + " (see 'kvsim list')");
+}
+
+core::variant parse_variant(const std::string& name) {
+  const auto v = core::variant::from_name(name);
+  if (!v) {
+    throw usage_error("unknown variant '" + name + "' (safe, B1..B12, H1..H3)");
+  }
+  return *v;
+}
+
+std::filesystem::path default_catalogue() { return KVSIM_DEFAULT_CATALOGUE; }
+
+}  // namespace kvsim::tools

@@ -1,0 +1,66 @@
+#pragma once
+// One run of a catalogue scenario, the unit every subcommand is built from: the world for
+// the scenario's kind, every invariant checker attached, the strategy given, and afterwards
+// everything a user may want from it (outcome, finding, decisions and their hash, the typed
+// events for export, and the trace to write).
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/variant.h"
+#include "scenarios/scenario_spec.h"
+#include "sim/fault_profile.h"
+#include "sim/strategy.h"
+#include "sim/trace.h"
+#include "sim/world.h"
+
+namespace kvsim::tools {
+
+struct run_setup {
+  scenarios::scenario_spec spec;
+  core::variant variant;
+  std::string strategy_name;  // recorded in the trace: "random", "pct:3", "dfs:2", "replay"
+  std::uint64_t seed = 0;
+  sim::fault_profile faults;  // usually drawn from the seed (faults_for)
+};
+
+struct run_report {
+  sim::run_outcome outcome;
+  std::optional<sim::finding> found;
+  std::optional<sim::divergence> diverged;
+  std::vector<sim::decision> decisions;
+  std::uint64_t decision_hash = 0;
+  std::vector<sim::sim_event> events;
+  std::vector<sim::actor_name> actors;
+  sim::trace trace;
+};
+
+// The swarm fault profile the seed draws for this scenario.
+sim::fault_profile faults_for(const scenarios::scenario_spec& spec, std::uint64_t seed);
+
+// What run_once keeps beyond the outcome, finding and decisions: the typed events, the actor
+// table and the trace cost time on every run, so a search keeps them for findings only.
+enum class keep : std::uint8_t { everything, on_finding, outcome_only };
+
+run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what = keep::everything);
+
+// Runs one world like run_once and hands the finished world to `inspect` (exhaustive search
+// reads its decisions and events) before it is destroyed.
+void run_inspecting(const run_setup& setup, sim::strategy& chooser,
+                    const std::function<void(const sim::world&)>& inspect);
+
+// The catalogue at `path` (input_error with the catalogue's own one-line message).
+std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path& path);
+// The scenario called `name` (input_error naming the catalogue when absent).
+scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spec>& all,
+                                       const std::string& name, const std::filesystem::path& from);
+// "safe" or a bug name B1..B12, H1..H3 (usage_error listing them otherwise).
+core::variant parse_variant(const std::string& name);
+
+// The catalogue kvsim reads unless --catalogue says otherwise: the source tree's.
+std::filesystem::path default_catalogue();
+
+}  // namespace kvsim::tools

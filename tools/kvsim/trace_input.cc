@@ -1,0 +1,38 @@
+#include "tools/kvsim/trace_input.h"
+
+#include "scenarios/catalogue.h"
+#include "sim/replay.h"
+#include "tools/kvsim/cli_args.h"
+
+namespace kvsim::tools {
+
+run_setup loaded_trace::setup(std::string strategy_name) const {
+  return run_setup{spec, variant, std::move(strategy_name), trace.seed, trace.faults};
+}
+
+loaded_trace load_trace_file(const std::filesystem::path& path) {
+  loaded_trace loaded;
+  try {
+    loaded.trace = sim::load_trace(path);
+  } catch (const sim::trace_error& e) {
+    throw input_error(e.what());
+  }
+  try {
+    loaded.spec = scenarios::parse_scenario(loaded.trace.scenario, path.string() + ": scenario");
+  } catch (const scenarios::catalogue_error& e) {
+    throw input_error(e.what());
+  }
+  const auto v = core::variant::from_name(loaded.trace.variant);
+  if (!v) {
+    throw input_error(path.string() + ": unknown core variant '" + loaded.trace.variant + "'");
+  }
+  loaded.variant = *v;
+  return loaded;
+}
+
+run_report replay_strictly(const loaded_trace& loaded) {
+  sim::replay chooser(loaded.trace.decisions, sim::replay_mode::strict);
+  return run_once(loaded.setup(loaded.trace.strategy), chooser);
+}
+
+}  // namespace kvsim::tools
