@@ -53,6 +53,18 @@ void read_rendezvous(const environment& env, launch_config& config) {
     if (*port == 0) throw launch_error("launcher: MASTER_PORT must be 1..65535 (got '0')");
     config.master_port = static_cast<std::uint16_t>(*port);
   }
+  if (const auto port = number(env, "KVSIM_RENDEZVOUS_PORT", 65535)) {
+    if (*port == 0) throw launch_error("launcher: KVSIM_RENDEZVOUS_PORT must be 1..65535 (got '0')");
+    config.rendezvous_port = static_cast<std::uint16_t>(*port);
+  } else if (config.source == launch_source::torchrun) {
+    if (config.master_port == 65535) {
+      throw launch_error("launcher: MASTER_PORT 65535 leaves no port above it for kvsim's "
+                         "rendezvous (set KVSIM_RENDEZVOUS_PORT)");
+    }
+    config.rendezvous_port = static_cast<std::uint16_t>(config.master_port + 1);
+  } else {
+    config.rendezvous_port = config.master_port;
+  }
 }
 
 void check(const launch_config& config, std::string_view rank_name, std::string_view size_name,
@@ -116,7 +128,7 @@ launch_config launch_from_process_environment() {
 std::string describe(const launch_config& config) {
   return "rank " + std::to_string(config.rank) + " of " + std::to_string(config.world_size) +
          " (" + to_string(config.source) + ", local rank " + std::to_string(config.local_rank) +
-         "), rendezvous at " + config.master_addr + ":" + std::to_string(config.master_port);
+         "), rendezvous at " + config.master_addr + ":" + std::to_string(config.rendezvous_port);
 }
 
 }  // namespace kvsim::real

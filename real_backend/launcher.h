@@ -6,6 +6,10 @@
 //             by the batch script; srun sets neither)
 // torchrun's variables win when both are present (torchrun run inside an srun allocation).
 // With neither, this is one rank on loopback. A malformed value is one launch_error line.
+//
+// kvsim's own rendezvous (rank 0 hands out the NCCL id) listens on KVSIM_RENDEZVOUS_PORT when
+// set, else on MASTER_PORT + 1 under torchrun (whose own store already listens on
+// MASTER_PORT), else on MASTER_PORT.
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -27,6 +31,7 @@ struct launch_config {
   std::uint32_t local_rank = 0;  // the device this process uses
   std::string master_addr = loopback_address;
   std::uint16_t master_port = default_master_port;
+  std::uint16_t rendezvous_port = default_master_port;  // where rank 0 hands out the NCCL id
 
   friend bool operator==(const launch_config&, const launch_config&) = default;
 };

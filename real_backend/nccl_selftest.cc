@@ -42,11 +42,11 @@ int run_nccl_check(std::ostream& out, std::ostream& err) {
       id = nccl_communicator::new_unique_id();
       if (config.world_size > 1) {
         // Every interface: MASTER_ADDR names this node, maybe by a hostname.
-        id_server server("0.0.0.0", config.master_port);
+        id_server server("0.0.0.0", config.rendezvous_port);
         server.serve(id, config.world_size - 1, rendezvous_timeout);
       }
     } else {
-      id = fetch_id(config.master_addr, config.master_port, config.rank, rendezvous_timeout);
+      id = fetch_id(config.master_addr, config.rendezvous_port, config.rank, rendezvous_timeout);
     }
     auto comm = nccl_communicator::create_rank(device, id, static_cast<int>(config.world_size),
                                                static_cast<int>(config.rank));

@@ -185,13 +185,11 @@ struct node {
   std::vector<bool> tried;  // per option: explored or being explored, asleep, beyond the bound
 
   // Schedule decisions only.
-  std::size_t ordinal = 0;                   // schedule decisions before this one
-  std::uint64_t last_actor = no_last_actor;  // before this decision
-  std::uint32_t preemptions = 0;             // before this decision
-  std::vector<sleeper> sleep;                // asleep on arrival here
-  std::vector<sleeper> done;                 // explored here before `chosen`
-  step_footprint chosen_footprint;           // `chosen`'s step, over every run below it so far
-  bool chosen_asleep = false;                // a run took `chosen` before it was known asleep
+  std::size_t ordinal = 0;          // schedule decisions before this one
+  std::vector<sleeper> sleep;       // asleep on arrival here
+  std::vector<sleeper> done;        // explored here before `chosen`
+  step_footprint chosen_footprint;  // `chosen`'s step, over every run below it so far
+  bool chosen_asleep = false;       // a run took `chosen` before it was known asleep
 
   decision recorded() const {
     return decision{kind, options, chosen, kind == decision_kind::schedule ? subjects[chosen] : tag};
@@ -259,8 +257,6 @@ class dfs_chooser final : public strategy {
     if (request.kind == decision_kind::schedule) {
       n.subjects.assign(request.subjects.begin(), request.subjects.end());
       n.ordinal = ordinal_;
-      n.last_actor = last_actor_;
-      n.preemptions = preemptions_;
       std::optional<std::uint32_t> first;
       std::optional<std::uint32_t> first_awake;
       for (std::uint32_t i = 0; i < n.options; ++i) {

@@ -31,15 +31,20 @@ done
 
 started=$SECONDS
 out_dir="${OUT:-}"
-log_dir="$(mktemp -d)"
-[[ -n "$out_dir" ]] && mkdir -p "$out_dir" && log_dir="$out_dir"
+if [[ -n "$out_dir" ]]; then
+  mkdir -p "$out_dir"
+  log_dir="$out_dir"
+else
+  log_dir="$(mktemp -d)"
+  trap 'rm -rf "$log_dir"' EXIT
+fi
 rows=()      # "check|result|detail" for the final table
 failures=0
 
 say() { echo "gpu_check: $*"; }
-row() {
+row() {  # check, result (PASS, FAIL, or MISS: a benchmark target missed, not a failure), detail
   rows+=("$1|$2|$3")
-  [[ "$2" == PASS || "$2" == SKIP || "$2" == INFO ]] || failures=$((failures + 1))
+  if [[ "$2" == FAIL ]]; then failures=$((failures + 1)); fi
 }
 
 # --- binaries --------------------------------------------------------------------------------
@@ -94,8 +99,10 @@ if [[ $probe_rc -eq 2 ]] && grep -q "no CUDA device found" "$log_dir/probe.err";
   say "no GPU here: nothing to check"
   exit 2
 fi
-command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=index,name,memory.total,driver_version \
-  --format=csv,noheader >"$log_dir/nvidia-smi.txt" 2>&1 || true
+if command -v nvidia-smi >/dev/null; then
+  nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader \
+    >"$log_dir/nvidia-smi.txt" 2>&1 || true
+fi
 
 # --- scenarios, red and green ------------------------------------------------------------------
 # One line per scripted scenario: "NAME  (KIND; breaks with VARIANT, simulator reports INV)".
@@ -183,13 +190,12 @@ fi
 {
   echo
   echo "kvsim gpu_check ($(date -u +%Y-%m-%dT%H:%MZ), $((SECONDS - started)) s):" \
-       "$(cat "$log_dir/nvidia-smi.txt" 2>/dev/null | tr '\n' ';' | sed 's/;$//')"
+       "$(tr '\n' ';' 2>/dev/null <"$log_dir/nvidia-smi.txt" | sed 's/;$//')"
   printf '%-34s %-5s %s\n' check result detail
   for r in "${rows[@]}"; do
     IFS='|' read -r check result detail <<<"$r"
     printf '%-34s %-5s %s\n' "$check" "$result" "$detail"
   done
-  echo "$([[ $failures -eq 0 ]] && echo "all checks passed" || echo "$failures check(s) did not pass")"
+  if [[ $failures -eq 0 ]]; then echo "all checks passed"; else echo "$failures check(s) did not pass"; fi
 } | tee "$log_dir/table.txt"
-[[ -z "$out_dir" ]] && rm -rf "$log_dir"
 [[ $failures -eq 0 ]]

@@ -36,6 +36,7 @@ TEST(Launcher, NothingSetIsOneRankOnLoopback) {
   EXPECT_EQ(c.local_rank, 0u);
   EXPECT_EQ(c.master_addr, "127.0.0.1");
   EXPECT_EQ(c.master_port, 29500);
+  EXPECT_EQ(c.rendezvous_port, 29500);
 }
 
 TEST(Launcher, ReadsTorchrunVariables) {
@@ -47,7 +48,8 @@ TEST(Launcher, ReadsTorchrunVariables) {
   EXPECT_EQ(c.local_rank, 1u);
   EXPECT_EQ(c.master_addr, "node-a");
   EXPECT_EQ(c.master_port, 31000);
-  EXPECT_EQ(describe(c), "rank 5 of 8 (torchrun, local rank 1), rendezvous at node-a:31000");
+  EXPECT_EQ(c.rendezvous_port, 31001) << "torchrun's own store listens on MASTER_PORT";
+  EXPECT_EQ(describe(c), "rank 5 of 8 (torchrun, local rank 1), rendezvous at node-a:31001");
 }
 
 TEST(Launcher, ReadsSlurmVariablesWithTheExportedRendezvous) {
@@ -59,6 +61,13 @@ TEST(Launcher, ReadsSlurmVariablesWithTheExportedRendezvous) {
   EXPECT_EQ(c.local_rank, 3u);
   EXPECT_EQ(c.master_addr, "10.0.0.7");
   EXPECT_EQ(c.master_port, default_master_port);
+  EXPECT_EQ(c.rendezvous_port, default_master_port);
+}
+
+TEST(Launcher, KvsimsRendezvousPortCanBeChosen) {
+  const launch_config c = parse({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"},
+                                 {"KVSIM_RENDEZVOUS_PORT", "40000"}});
+  EXPECT_EQ(c.rendezvous_port, 40000);
 }
 
 TEST(Launcher, TorchrunWinsInsideASlurmAllocation) {
@@ -95,6 +104,8 @@ TEST(Launcher, MalformedValuesAreOneLineNamingTheVariable) {
       {"launcher: MASTER_PORT must be a non-negative decimal integer (got '29500x')",
        {{"MASTER_PORT", "29500x"}}},
       {"launcher: MASTER_ADDR is set but empty", {{"MASTER_ADDR", ""}}},
+      {"launcher: KVSIM_RENDEZVOUS_PORT must be a non-negative decimal integer (got 'p')",
+       {{"KVSIM_RENDEZVOUS_PORT", "p"}}},
       {"launcher: SLURM_NTASKS is not set, but SLURM_PROCID is", {{"SLURM_PROCID", "0"}}},
       {"launcher: SLURM_LOCALID must be a non-negative decimal integer (got 'x')",
        {{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "1"}, {"SLURM_LOCALID", "x"}}},

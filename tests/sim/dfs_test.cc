@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
+#include <set>
+#include <string>
 
 #include "sim/first_choice.h"
 #include "sim/replay.h"
@@ -44,26 +47,27 @@ dfs_run_fn independent_pair(std::uint32_t transitions) {
   };
 }
 
-// A writer (rank 0) raises a flag kept on rank 2 and lowers it one step later; a reader
-// (rank 1) reports a finding when it sees the flag up. Both name rank 2 in their events (a
-// page written and a page read there), so they are dependent; only "raise, read, lower"
-// shows the bug, and that order needs one preemption of the writer. A bystander on rank 3
-// takes `bystander_steps` steps of its own.
+// A writer (rank 0) moves a counter kept on rank 2 from 0 to 1 and, one step later, to 2; a
+// reader (rank 1) reads it once and reports a finding when it sees the transient 1. Both
+// name rank 2 in their events (a page written and a page read there, the page's logical
+// index carrying the value), so they are dependent; only "1, read, 2" shows the bug, and
+// that order needs one preemption of the writer. A bystander on rank 3 takes
+// `bystander_steps` steps of its own.
 dfs_run_fn racing_pair(std::uint32_t bystander_steps) {
   return [bystander_steps](strategy& chooser, const inspect_fn& inspect) {
     world w(chooser, world_config{});
-    bool flag = false;
+    std::uint32_t counter = 0;
     const core::room_key owner{2, 0};
-    w.spawn({0, "writer", 0}, [&w, &flag, owner] {
-      flag = true;
-      w.emit(page_written{2, 0, owner, 0});
+    w.spawn({0, "writer", 0}, [&w, &counter, owner] {
+      counter = 1;
+      w.emit(page_written{2, 0, owner, counter});
       w.step();
-      flag = false;
-      w.emit(page_written{2, 0, owner, 1});
+      counter = 2;
+      w.emit(page_written{2, 0, owner, counter});
     });
-    w.spawn({1, "reader", 0}, [&w, &flag, owner] {
-      w.emit(page_read{2, 0, owner, 0, !flag, std::nullopt});
-      if (flag) w.report(finding{"toy", "the reader saw the flag between raise and lower", {}, {}});
+    w.spawn({1, "reader", 0}, [&w, &counter, owner] {
+      w.emit(page_read{2, 0, owner, counter, counter != 1, std::nullopt});
+      if (counter == 1) w.report(finding{"toy", "the reader saw the transient 1", {}, {}});
     });
     if (bystander_steps > 0) spawn_local_worker(w, 3, bystander_steps);
     w.run();
@@ -127,6 +131,50 @@ TEST(Dfs, ARaceThatNeedsOneOrderIsFoundWithAndWithoutSleepSets) {
   EXPECT_EQ(plain.findings, 6u);
   EXPECT_LT(reduced.runs, plain.runs);
   EXPECT_GT(reduced.pruned, 0u);
+}
+
+// What a run did, per rank: each actor's events in order, grouped by the actor's rank
+// (a delivery's under the receiving rank), without step numbers; for a run cut short by a
+// finding, only the finding (how far independent actors got before it is no outcome). Runs
+// that differ only in the order of steps with disjoint footprints (each touches its own rank
+// at least) have the same signature, so the reduction must reach every signature the full
+// search reaches.
+using signature = std::map<core::rank_id, std::vector<std::string>>;
+
+signature per_rank_events(const world& w) {
+  signature s;
+  if (w.found()) {
+    s[0].push_back(w.found()->message);
+    return s;
+  }
+  for (const sim_event& e : w.events()) {
+    std::string text = describe(e, w.actor_names());
+    text = text.substr(text.find(' ', std::string("step ").size()) + 1);  // drop "step N "
+    core::rank_id rank = 0xffff;
+    if (e.actor != no_actor) rank = w.actor_names()[e.actor].rank;
+    if (const auto* delivered = std::get_if<message_delivered>(&e.body)) rank = delivered->to;
+    s[rank].push_back(std::move(text));
+  }
+  return s;
+}
+
+TEST(Dfs, SleepSetsReachEveryOutcomeTheFullSearchReaches) {
+  std::map<bool, std::set<signature>> outcomes;
+  for (const bool sleep_sets : {false, true}) {
+    const dfs_run_fn run = racing_pair(2);
+    const dfs_result result = dfs_search(
+        [&](strategy& chooser, const inspect_fn& inspect) {
+          run(chooser, [&](const world& w) {
+            outcomes[sleep_sets].insert(per_rank_events(w));
+            inspect(w);
+          });
+        },
+        unbounded(sleep_sets));
+    EXPECT_TRUE(result.exhausted);
+  }
+  // The reader sees 0, 1 (the finding) or 2.
+  EXPECT_EQ(outcomes[false].size(), 3u);
+  EXPECT_EQ(outcomes[true], outcomes[false]);
 }
 
 TEST(Dfs, TheRaceNeedsOnePreemption) {
@@ -206,8 +254,8 @@ TEST(Dfs, AStepsFootprintNamesItsOwnRankAndTheRanksItsEventsName) {
   first_choice chooser;
   std::vector<step_footprint> footprints;
   racing_pair(1)(chooser, [&](const world& w) { footprints = step_footprints(w); });
-  // Option 0 throughout: the writer raises the flag (its rank 0, the flag's rank 2), lowers
-  // it (the same), the reader reads it (ranks 1 and 2), the bystander writes on rank 3.
+  // Option 0 throughout: the writer sets 1 (its rank 0, the counter's rank 2), then 2 (the
+  // same), the reader reads it (ranks 1 and 2), the bystander writes on rank 3.
   ASSERT_EQ(footprints.size(), 4u);
   for (const step_footprint& f : footprints) EXPECT_FALSE(f.global);
   EXPECT_TRUE(footprints[0].conflicts_with(footprints[1]));

@@ -6,8 +6,10 @@
 //                           recorded schedule decision): the kernel's overhead alone;
 //   BM_TestWorldDecisions   the two-rank test world (transfer, abort, collectives, real page
 //                           bytes, I1 and I8 checkers), requests back to back.
-// All report items_per_second = context switches or decisions per second; the ratios to the
-// raw yield rate are printed at the end.
+//   BM_ExploreJobs/J        `kvsim explore` on a catalogue scenario with J worker processes,
+//                           the same 4000 seeds each time (real time: the work is in children).
+// All report items_per_second = context switches, decisions or runs per second; the ratios to
+// the raw yield rate, and of --jobs 2 to --jobs 1, are printed at the end.
 #include <benchmark/benchmark.h>
 
 #include <boost/fiber/all.hpp>
@@ -21,6 +23,8 @@
 #include "scenarios/two_rank_abort.h"
 #include "sim/random_walk.h"
 #include "sim/world.h"
+#include "tools/kvsim/explore_search.h"
+#include "tools/kvsim/run_one.h"
 
 namespace {
 
@@ -81,6 +85,23 @@ void BM_TestWorldDecisions(benchmark::State& state) {
 }
 BENCHMARK(BM_TestWorldDecisions)->Arg(1)->Arg(100)->Unit(benchmark::kMillisecond);
 
+void BM_ExploreJobs(benchmark::State& state) {
+  using namespace kvsim::tools;
+  const auto all = load_scenarios(default_catalogue());
+  search_request request;
+  request.spec = find_scenario(all, "b11_stale_ack", default_catalogue());
+  request.variant = kvsim::core::variant::safe();
+  request.variant_label = "safe";
+  request.max_seed = 4000;
+  request.jobs = static_cast<std::uint64_t>(state.range(0));
+  std::int64_t runs = 0;
+  for (auto _ : state) {
+    runs += static_cast<std::int64_t>(run_search(request, [](const search_result&) {}).runs);
+  }
+  state.SetItemsProcessed(runs);
+}
+BENCHMARK(BM_ExploreJobs)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
 // Collects items_per_second per benchmark so that main can print the ratios.
 class ratio_reporter : public benchmark::ConsoleReporter {
  public:
@@ -102,13 +123,20 @@ int main(int argc, char** argv) {
   ratio_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
   const auto raw = reporter.rates.find("BM_RawFiberYield");
-  if (raw == reporter.rates.end() || raw->second <= 0) return 0;
-  std::cout << "\nratios to the raw Boost.Fiber yield rate (" << raw->second / 1e6
-            << " M switches/s), measured in this run:\n";
-  for (const auto& [name, rate] : reporter.rates) {
-    if (name == raw->first) continue;
-    std::cout << "  " << name << ": " << rate / 1e6 << " M decisions/s = " << rate / raw->second
-              << " x raw\n";
+  if (raw != reporter.rates.end() && raw->second > 0) {
+    std::cout << "\nratios to the raw Boost.Fiber yield rate (" << raw->second / 1e6
+              << " M switches/s), measured in this run:\n";
+    for (const auto& [name, rate] : reporter.rates) {
+      if (name == raw->first || name.rfind("BM_ExploreJobs", 0) == 0) continue;
+      std::cout << "  " << name << ": " << rate / 1e6 << " M decisions/s = " << rate / raw->second
+                << " x raw\n";
+    }
+  }
+  const auto one = reporter.rates.find("BM_ExploreJobs/1/real_time");
+  const auto two = reporter.rates.find("BM_ExploreJobs/2/real_time");
+  if (one != reporter.rates.end() && two != reporter.rates.end() && one->second > 0) {
+    std::cout << "explore --jobs 2 vs --jobs 1: " << two->second << " vs " << one->second
+              << " runs/s = " << two->second / one->second << " x\n";
   }
   return 0;
 }

@@ -70,10 +70,10 @@ int cmd_replay(const arguments& args, std::ostream& out) {
         << report.diverged->expected << ", the run asked for " << report.diverged->actual << "\n";
   }
   out << "recorded: "
-      << (loaded.trace.found ? loaded.trace.found->invariant + ": " + loaded.trace.found->message
+      << (loaded.trace.found ? loaded.trace.found->message
                              : std::string("no finding"))
       << "\nreplayed: "
-      << (report.found ? report.found->invariant + ": " + report.found->message
+      << (report.found ? report.found->message
                        : std::string("no finding"))
       << "\n"
       << (matched ? "the run came out as recorded" : "the run did NOT come out as recorded") << "\n";

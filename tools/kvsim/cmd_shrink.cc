@@ -181,7 +181,7 @@ int cmd_shrink(const arguments& args, std::ostream& out) {
   }
   print_size(out, "before: ", size_of(*original));
   print_size(out, "after:  ", size_of(shrunk));
-  out << "kept " << final_run.found->invariant << ": " << final_run.found->message << "\n"
+  out << "kept " << final_run.found->message << "\n"
       << work.tries() << " runs tried; wrote " << *output << "\n";
   return 0;
 }

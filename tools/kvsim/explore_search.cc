@@ -149,6 +149,11 @@ search_result search_in_process(const search_request& request, const progress_fn
                               steady::time_point start, int out_fd) {
   stop_requested = 0;
   std::signal(SIGUSR1, on_stop_signal);
+  // The parent forked with SIGUSR1 blocked, so a stop sent before this point waits here.
+  sigset_t stop;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGUSR1);
+  sigprocmask(SIG_UNBLOCK, &stop, nullptr);
   int status = 0;
   try {
     run_job(
@@ -184,6 +189,12 @@ search_result search_in_workers(const search_request& request, const progress_fn
   std::vector<worker> workers;
   std::cout.flush();
   std::cerr.flush();
+  // Workers start with SIGUSR1 blocked until their handler is in place (worker_main).
+  sigset_t stop;
+  sigset_t previous;
+  sigemptyset(&stop);
+  sigaddset(&stop, SIGUSR1);
+  sigprocmask(SIG_BLOCK, &stop, &previous);
   for (std::uint64_t job = 0; job < request.jobs; ++job) {
     int fds[2];
     if (::pipe(fds) != 0) throw input_error(std::string("pipe: ") + std::strerror(errno));
@@ -197,6 +208,7 @@ search_result search_in_workers(const search_request& request, const progress_fn
     ::close(fds[1]);
     workers.push_back({pid, fds[0], {}});
   }
+  sigprocmask(SIG_SETMASK, &previous, nullptr);
   search_result result;
   bool stop_sent = false;
   auto last_progress = start;
