@@ -25,7 +25,6 @@ struct canary_identity {
   std::uint64_t room = 0;
   std::uint32_t generation = 0;
   std::uint32_t logical_page = 0;
-
 };
 
 // Spelled out, not defaulted: nvcc compiles this header as C++17 (see CMakeLists.txt).

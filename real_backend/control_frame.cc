@@ -7,7 +7,8 @@
 namespace kvsim::real {
 namespace {
 
-constexpr std::uint8_t control_kind_max = static_cast<std::uint8_t>(core::control_kind::chunk_ready);
+constexpr std::uint8_t control_kind_max =
+    static_cast<std::uint8_t>(core::control_kind::chunk_ready);
 constexpr std::uint8_t kv_status_max = static_cast<std::uint8_t>(core::kv_status::success);
 
 class writer {
@@ -21,7 +22,9 @@ class writer {
       bytes_.push_back(static_cast<std::uint8_t>(static_cast<std::uint64_t>(value) >> (8 * i)));
     }
   }
-  void put_bytes(std::span<const std::uint8_t> data) { bytes_.insert(bytes_.end(), data.begin(), data.end()); }
+  void put_bytes(std::span<const std::uint8_t> data) {
+    bytes_.insert(bytes_.end(), data.begin(), data.end());
+  }
   std::vector<std::uint8_t> finish() {
     const auto payload = static_cast<std::uint32_t>(bytes_.size() - frame_header_bytes);
     for (std::size_t i = 0; i < 4; ++i) bytes_[i] = static_cast<std::uint8_t>(payload >> (8 * i));
@@ -52,14 +55,17 @@ class reader {
   bool get_flag(const std::string& field) {
     const std::size_t at = at_;
     const auto flag = get<std::uint8_t>(field);
-    if (flag > 1) refuse("field '" + field + "' at offset " + std::to_string(at) + " must be 0 or 1 (got " + std::to_string(flag) + ")");
+    if (flag > 1)
+      refuse("field '" + field + "' at offset " + std::to_string(at) + " must be 0 or 1 (got " +
+             std::to_string(flag) + ")");
     return flag == 1;
   }
   std::size_t left() const { return data_.size() - at_; }
   std::size_t at() const { return at_; }
   void end() const {
     if (left() != 0) {
-      refuse(std::to_string(left()) + " trailing byte(s) after the message at offset " + std::to_string(at_));
+      refuse(std::to_string(left()) + " trailing byte(s) after the message at offset " +
+             std::to_string(at_));
     }
   }
   [[noreturn]] void refuse(const std::string& why) const {
@@ -151,7 +157,8 @@ core::rank_id decode_hello(std::span<const std::uint8_t> payload) {
   if (magic != hello_magic) r.refuse("not a kvsim peer (magic " + std::to_string(magic) + ")");
   const auto version = r.get<std::uint16_t>("version");
   if (version != wire_version) {
-    r.refuse("wire version " + std::to_string(version) + ", this kvsim speaks " + std::to_string(wire_version));
+    r.refuse("wire version " + std::to_string(version) + ", this kvsim speaks " +
+             std::to_string(wire_version));
   }
   const auto rank = r.get<std::uint32_t>("rank");
   r.end();
@@ -178,8 +185,9 @@ core::control_message decode_control(std::span<const std::uint8_t> payload) {
   }
   const auto pages = r.get<std::uint32_t>("page_count");
   if (std::size_t{pages} * 4 > r.left()) {
-    r.refuse("truncated: " + std::to_string(pages) + " pages need " + std::to_string(std::size_t{pages} * 4) +
-             " byte(s) at offset " + std::to_string(r.at()) + ", " + std::to_string(r.left()) + " left");
+    r.refuse("truncated: " + std::to_string(pages) + " pages need " +
+             std::to_string(std::size_t{pages} * 4) + " byte(s) at offset " +
+             std::to_string(r.at()) + ", " + std::to_string(r.left()) + " left");
   }
   m.pages.reserve(pages);
   for (std::uint32_t i = 0; i < pages; ++i) {
@@ -189,7 +197,8 @@ core::control_message decode_control(std::span<const std::uint8_t> payload) {
     const std::size_t at = r.at();
     const auto status = r.get<std::uint8_t>("status");
     if (status > kv_status_max) {
-      r.refuse("field 'status' at offset " + std::to_string(at) + " is not a kv_status (got " + std::to_string(status) + ")");
+      r.refuse("field 'status' at offset " + std::to_string(at) + " is not a kv_status (got " +
+               std::to_string(status) + ")");
     }
     m.status = static_cast<core::kv_status>(status);
   }

@@ -28,7 +28,7 @@ inline constexpr std::size_t frame_header_bytes = 5;
 inline constexpr std::uint32_t frame_payload_max = 1u << 20;  // 1 MiB: far above any message
 inline constexpr std::uint32_t hello_magic = 0x6d73766b;      // "kvsm" read little-endian
 inline constexpr std::uint16_t wire_version = 1;
-inline constexpr std::size_t id_blob_bytes = 128;             // NCCL_UNIQUE_ID_BYTES
+inline constexpr std::size_t id_blob_bytes = 128;  // NCCL_UNIQUE_ID_BYTES
 using id_blob = std::array<std::uint8_t, id_blob_bytes>;
 
 struct frame_header {

@@ -5,7 +5,9 @@
 namespace kvsim::real {
 namespace {
 
-std::string where(const char* file, int line) { return std::string(file) + ":" + std::to_string(line); }
+std::string where(const char* file, int line) {
+  return std::string(file) + ":" + std::to_string(line);
+}
 
 }  // namespace
 

@@ -2,7 +2,8 @@
 // Every CUDA and NCCL call of the real backend goes through these checks: a failure becomes a
 // real_backend_error naming the file and line, the call as written, and the library's own
 // error name and string, e.g.
-//   real_backend/cuda_page_pool.cc:41: cudaMalloc(&base_, bytes) failed: cudaErrorMemoryAllocation (out of memory)
+//   real_backend/cuda_page_pool.cc:41: cudaMalloc(&base_, bytes) failed: cudaErrorMemoryAllocation
+//   (out of memory)
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 

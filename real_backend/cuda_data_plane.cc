@@ -14,7 +14,9 @@ namespace {
 template <class To, class From>
 To& as(From& from, const char* what) {
   auto* to = dynamic_cast<To*>(&from);
-  if (to == nullptr) throw real_backend_error(std::string("the CUDA data plane was given ") + what + " it did not make");
+  if (to == nullptr)
+    throw real_backend_error(std::string("the CUDA data plane was given ") + what +
+                             " it did not make");
   return *to;
 }
 
@@ -81,7 +83,8 @@ std::unique_ptr<gated_transfer_engine> cuda_data_plane::make_transfer_engine(
                                                 std::move(pools));
 }
 
-std::unique_ptr<host_page_memory> cuda_data_plane::make_host_pages(std::uint32_t, std::uint32_t pages,
+std::unique_ptr<host_page_memory> cuda_data_plane::make_host_pages(std::uint32_t,
+                                                                   std::uint32_t pages,
                                                                    std::uint32_t page_bytes) {
   return std::make_unique<pinned_host_pages>(pages, page_bytes);
 }

@@ -97,7 +97,8 @@ void cuda_storage::wait_idle() {
 
 void cuda_storage::hold(core::room_key owner, hold_gate& gate) {
   auto* device_gate = dynamic_cast<cuda_gate*>(&gate);
-  if (device_gate == nullptr) throw real_backend_error("CUDA storage can only be held by a CUDA gate");
+  if (device_gate == nullptr)
+    throw real_backend_error("CUDA storage can only be held by a CUDA gate");
   holds_[owner] = device_gate;
 }
 

@@ -61,10 +61,9 @@ cudaEvent_t cuda_transfer_engine::take_event() {
 
 core::transfer_handle cuda_transfer_engine::submit(const core::transfer_request& request) {
   if (request.source_pages.size() != request.destination_pages.size()) {
-    throw real_backend_error("a transfer copies page for page (got " +
-                             std::to_string(request.source_pages.size()) + " source and " +
-                             std::to_string(request.destination_pages.size()) +
-                             " destination pages)");
+    throw real_backend_error(
+        "a transfer copies page for page (got " + std::to_string(request.source_pages.size()) +
+        " source and " + std::to_string(request.destination_pages.size()) + " destination pages)");
   }
   cuda_page_pool& destination = destination_of(request.destination_rank);
   KVSIM_CUDA_CHECK(cudaSetDevice(source_.device()));

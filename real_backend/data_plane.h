@@ -127,8 +127,8 @@ class group_plane {
 class data_plane {
  public:
   virtual ~data_plane() = default;
-  virtual std::string name() const = 0;        // "cuda", "host"
-  virtual std::uint32_t devices() const = 0;   // devices in use
+  virtual std::string name() const = 0;                         // "cuda", "host"
+  virtual std::uint32_t devices() const = 0;                    // devices in use
   virtual std::string device_of(std::uint32_t slot) const = 0;  // "device 0 (NVIDIA H200)"
   virtual std::unique_ptr<page_memory> make_pages(std::uint32_t slot, std::uint32_t pages,
                                                   std::uint32_t page_bytes) = 0;
@@ -136,8 +136,7 @@ class data_plane {
   virtual std::unique_ptr<gated_transfer_engine> make_transfer_engine(
       core::rank_id rank, page_memory& source,
       const std::map<core::rank_id, page_memory*>& destinations) = 0;
-  virtual std::unique_ptr<host_page_memory> make_host_pages(std::uint32_t slot,
-                                                            std::uint32_t pages,
+  virtual std::unique_ptr<host_page_memory> make_host_pages(std::uint32_t slot, std::uint32_t pages,
                                                             std::uint32_t page_bytes) = 0;
   virtual std::unique_ptr<gated_storage> make_storage(std::uint32_t slot, core::rank_id rank,
                                                       host_page_memory& host) = 0;

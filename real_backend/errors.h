@@ -31,7 +31,8 @@ class launch_error : public real_backend_error {
 // Thrown out of the core's collective call so that the rank's thread stops where it waits.
 class collective_divergence : public real_backend_error {
  public:
-  explicit collective_divergence(const std::string& finding_line) : real_backend_error(finding_line) {}
+  explicit collective_divergence(const std::string& finding_line)
+      : real_backend_error(finding_line) {}
 };
 
 }  // namespace kvsim::real

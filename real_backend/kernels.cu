@@ -1,6 +1,5 @@
-#include "real_backend/kernels.h"
-
 #include "real_backend/cuda_check.h"
+#include "real_backend/kernels.h"
 
 namespace kvsim::real {
 namespace {
@@ -75,15 +74,15 @@ void launch_fill_canary(std::uint8_t* page, std::uint32_t page_bytes, canary_ide
                         cudaStream_t stream) {
   clear_last_error();
   fill_canary_kernel<<<blocks_for(page_bytes), threads_per_block, 0, stream>>>(page, page_bytes,
-                                                                              writer);
+                                                                               writer);
   KVSIM_CUDA_CHECK(cudaGetLastError());
 }
 
 void launch_verify_canary(const std::uint8_t* page, std::uint32_t page_bytes,
                           canary_identity reader, canary_verdict* verdict, cudaStream_t stream) {
   clear_last_error();
-  verify_canary_kernel<<<blocks_for(page_bytes), threads_per_block, 0, stream>>>(
-      page, page_bytes, reader, verdict);
+  verify_canary_kernel<<<blocks_for(page_bytes), threads_per_block, 0, stream>>>(page, page_bytes,
+                                                                                 reader, verdict);
   KVSIM_CUDA_CHECK(cudaGetLastError());
 }
 

@@ -33,8 +33,8 @@ std::optional<std::uint32_t> number(const environment& env, std::string_view nam
 std::uint32_t required(const environment& env, std::string_view name, std::string_view because) {
   const std::optional<std::uint32_t> value = number(env, name);
   if (!value) {
-    throw launch_error("launcher: " + std::string(name) + " is not set, but " + std::string(because) +
-                       " is");
+    throw launch_error("launcher: " + std::string(name) + " is not set, but " +
+                       std::string(because) + " is");
   }
   return *value;
 }
@@ -44,22 +44,24 @@ void read_rendezvous(const environment& env, launch_config& config) {
     if (addr->empty()) throw launch_error("launcher: MASTER_ADDR is set but empty");
     config.master_addr = *addr;
   } else if (config.world_size > 1) {
-    throw launch_error(
-        "launcher: MASTER_ADDR is not set for a launch of " + std::to_string(config.world_size) +
-        " ranks (under Slurm export it, e.g. MASTER_ADDR=$(scontrol show hostnames "
-        "\"$SLURM_JOB_NODELIST\" | head -n1))");
+    throw launch_error("launcher: MASTER_ADDR is not set for a launch of " +
+                       std::to_string(config.world_size) +
+                       " ranks (under Slurm export it, e.g. MASTER_ADDR=$(scontrol show hostnames "
+                       "\"$SLURM_JOB_NODELIST\" | head -n1))");
   }
   if (const auto port = number(env, "MASTER_PORT", 65535)) {
     if (*port == 0) throw launch_error("launcher: MASTER_PORT must be 1..65535 (got '0')");
     config.master_port = static_cast<std::uint16_t>(*port);
   }
   if (const auto port = number(env, "KVSIM_RENDEZVOUS_PORT", 65535)) {
-    if (*port == 0) throw launch_error("launcher: KVSIM_RENDEZVOUS_PORT must be 1..65535 (got '0')");
+    if (*port == 0)
+      throw launch_error("launcher: KVSIM_RENDEZVOUS_PORT must be 1..65535 (got '0')");
     config.rendezvous_port = static_cast<std::uint16_t>(*port);
   } else if (config.source == launch_source::torchrun) {
     if (config.master_port == 65535) {
-      throw launch_error("launcher: MASTER_PORT 65535 leaves no port above it for kvsim's "
-                         "rendezvous (set KVSIM_RENDEZVOUS_PORT)");
+      throw launch_error(
+          "launcher: MASTER_PORT 65535 leaves no port above it for kvsim's "
+          "rendezvous (set KVSIM_RENDEZVOUS_PORT)");
     }
     config.rendezvous_port = static_cast<std::uint16_t>(config.master_port + 1);
   } else {
@@ -126,8 +128,8 @@ launch_config launch_from_process_environment() {
 }
 
 std::string describe(const launch_config& config) {
-  return "rank " + std::to_string(config.rank) + " of " + std::to_string(config.world_size) +
-         " (" + to_string(config.source) + ", local rank " + std::to_string(config.local_rank) +
+  return "rank " + std::to_string(config.rank) + " of " + std::to_string(config.world_size) + " (" +
+         to_string(config.source) + ", local rank " + std::to_string(config.local_rank) +
          "), rendezvous at " + config.master_addr + ":" + std::to_string(config.rendezvous_port);
 }
 

@@ -22,8 +22,8 @@ std::vector<std::unique_ptr<nccl_communicator>> nccl_communicator::create_local(
 }
 
 std::unique_ptr<nccl_communicator> nccl_communicator::create_rank(int device,
-                                                                  const nccl_id_blob& id,
-                                                                  int ranks, int rank) {
+                                                                  const nccl_id_blob& id, int ranks,
+                                                                  int rank) {
   ncclUniqueId unique{};
   static_assert(sizeof(unique.internal) == nccl_id_bytes, "NCCL unique id size");
   std::memcpy(unique.internal, id.data(), nccl_id_bytes);
@@ -113,7 +113,9 @@ void nccl_communicator::wait(const wait_policy& policy, const char* what) {
 
 std::int64_t nccl_communicator::all_reduce(std::int64_t value, core::reduce_op op,
                                            const wait_policy& policy) {
-  if (aborted_) throw real_backend_error("NCCL communicator on device " + std::to_string(device_) + " was aborted");
+  if (aborted_)
+    throw real_backend_error("NCCL communicator on device " + std::to_string(device_) +
+                             " was aborted");
   KVSIM_CUDA_CHECK(cudaSetDevice(device_));
   value_host_[0] = value;
   KVSIM_CUDA_CHECK(cudaMemcpyAsync(value_device_, value_host_, sizeof(std::int64_t),

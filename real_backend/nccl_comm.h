@@ -27,7 +27,8 @@ using nccl_id_blob = std::array<std::uint8_t, nccl_id_bytes>;
 class nccl_communicator {
  public:
   // One communicator per device, ranks in the order given.
-  static std::vector<std::unique_ptr<nccl_communicator>> create_local(const std::vector<int>& devices);
+  static std::vector<std::unique_ptr<nccl_communicator>> create_local(
+      const std::vector<int>& devices);
   static std::unique_ptr<nccl_communicator> create_rank(int device, const nccl_id_blob& id,
                                                         int ranks, int rank);
   static nccl_id_blob new_unique_id();  // rank 0 makes it (ncclGetUniqueId)

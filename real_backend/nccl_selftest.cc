@@ -58,8 +58,9 @@ int run_nccl_check(std::ostream& out, std::ostream& err) {
     const bool agreed = low == 0 && high == static_cast<std::int64_t>(config.world_size) - 1;
     out << "kvsim real --nccl-check: " << describe(config) << ", device " << device << " ("
         << device_name(device) << "): all_reduce MIN " << low << " MAX " << high
-        << ", barrier passed: " << (agreed ? "ok" : "WRONG (expected MIN 0 and MAX " +
-                                                         std::to_string(config.world_size - 1) + ")")
+        << ", barrier passed: "
+        << (agreed ? "ok"
+                   : "WRONG (expected MIN 0 and MAX " + std::to_string(config.world_size - 1) + ")")
         << "\n";
     return agreed ? 0 : 1;
   } catch (const real_backend_error& e) {

@@ -25,10 +25,12 @@ class prefetch_run {
         group_plane_(plane.make_group_plane(spec.topology.attention_group)),
         group_(0, members(spec), *group_plane_, options.patience) {
     std::map<core::room_id, core::generation_t> generations;
-    for (const scenarios::request_spec& r : spec_.requests) keys_.push_back({r.room, generations[r.room]++});
+    for (const scenarios::request_spec& r : spec_.requests)
+      keys_.push_back({r.room, generations[r.room]++});
     for (rank_id rank = 0; rank < spec_.topology.attention_group; ++rank) {
       auto parts = std::make_unique<rank_parts>(rank);
-      parts->host = plane.make_host_pages(rank, spec_.topology.pages_per_rank, spec_.topology.page_bytes);
+      parts->host =
+          plane.make_host_pages(rank, spec_.topology.pages_per_rank, spec_.topology.page_bytes);
       parts->storage = plane.make_storage(rank, rank, *parts->host);
       parts->coordinator = std::make_unique<core::prefetch_abort_coordinator>(
           rank, core::prefetch_ports{group_.member(rank), *parts->storage, log_}, v);
@@ -92,7 +94,8 @@ class prefetch_run {
       for (std::size_t r = 0; r < keys_.size(); ++r) {
         const room_key key = keys_[r];
         const bool aborted = spec_.requests[r].abort.has_value();
-        if (state != core::prefetch_state::missing) me.coordinator->register_pending(key, host_pages(r));
+        if (state != core::prefetch_state::missing)
+          me.coordinator->register_pending(key, host_pages(r));
         if (state == core::prefetch_state::active) {
           // An aborted request's read stays in flight until the abort has reached every rank.
           if (aborted) me.storage->hold(key, *me.gates[r]);
@@ -120,7 +123,8 @@ class prefetch_run {
       seen.insert(e.rank);
       if (seen.size() == ranks_.size()) open_gates_of(classified->key);
     } else if (const auto* allocated = std::get_if<core::host_pages_allocated>(&e.body)) {
-      for (const std::string& line : ranks_.at(e.rank)->ledger.allocated(*allocated)) findings_.add(line);
+      for (const std::string& line : ranks_.at(e.rank)->ledger.allocated(*allocated))
+        findings_.add(line);
     } else if (const auto* freed = std::get_if<core::host_pages_freed>(&e.body)) {
       for (const std::string& line : ranks_.at(e.rank)->ledger.freed(*freed)) findings_.add(line);
     }
@@ -155,9 +159,10 @@ class prefetch_run {
           const auto found = owner_of_bytes_host(host.page(pages[j]), host.page_bytes());
           findings_.add("I7: host page " + std::to_string(pages[j]) + " on rank " +
                         std::to_string(rank) + " does not hold what the storage read of " +
-                        core::to_string(keys_[r]) + " brought (logical page " +
-                        std::to_string(j) + ") but " +
-                        (found ? "the bytes of " + core::to_string(core::room_key{found->room, found->generation})
+                        core::to_string(keys_[r]) + " brought (logical page " + std::to_string(j) +
+                        ") but " +
+                        (found ? "the bytes of " +
+                                     core::to_string(core::room_key{found->room, found->generation})
                                : std::string("unrecognisable bytes")));
         }
       }

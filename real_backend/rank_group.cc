@@ -104,8 +104,8 @@ std::optional<std::string> rank_group::never_completes(std::uint32_t index,
     if (k == index || peer.entered >= sequence || !peer.finished) continue;
     const std::string returned =
         peer.entered == 0 ? "it returned without entering any collective of the group"
-                          : "it returned after collective #" + std::to_string(peer.entered) +
-                                " (" + to_string(peer.kinds.back()) + ")";
+                          : "it returned after collective #" + std::to_string(peer.entered) + " (" +
+                                to_string(peer.kinds.back()) + ")";
     return "I5: rank " + std::to_string(members_[index].rank) + " waits in " +
            what_of(index, sequence) + ", which rank " + std::to_string(peer.rank) +
            " never entered: " + returned;
@@ -120,14 +120,14 @@ std::string rank_group::timed_out(std::uint32_t index, std::uint64_t sequence) c
     if (k == index || peer.entered >= sequence) continue;
     if (!missing.empty()) missing += ", ";
     missing += "rank " + std::to_string(peer.rank) + " (its last: " +
-               (peer.entered == 0 ? std::string("none")
-                                  : "#" + std::to_string(peer.entered) + " " +
-                                        to_string(peer.kinds.back())) +
+               (peer.entered == 0
+                    ? std::string("none")
+                    : "#" + std::to_string(peer.entered) + " " + to_string(peer.kinds.back())) +
                ")";
   }
   return "I5: rank " + std::to_string(members_[index].rank) + " waited " +
-         std::to_string(patience_.count()) + " ms in " + what_of(index, sequence) +
-         " without " + (missing.empty() ? std::string("completing it") : missing + " entering it");
+         std::to_string(patience_.count()) + " ms in " + what_of(index, sequence) + " without " +
+         (missing.empty() ? std::string("completing it") : missing + " entering it");
 }
 
 std::int64_t rank_group::enter(std::uint32_t index, collective_kind kind, std::int64_t value) {
@@ -190,8 +190,8 @@ std::int64_t rank_group::combine_on_host(std::unique_lock<std::mutex>& lock, std
   if (s.arrived.size() == members_.size()) {
     std::int64_t combined = s.values.front();
     for (std::int64_t v : s.values) {
-      combined = kind == collective_kind::all_reduce_min ? std::min(combined, v)
-                                                         : std::max(combined, v);
+      combined =
+          kind == collective_kind::all_reduce_min ? std::min(combined, v) : std::max(combined, v);
     }
     // The last member to arrive carries the agreed value through the device.
     combined = plane_.pass_through(combined, reduce_op_of(kind), wait_policy{deadline, {}});

@@ -8,6 +8,8 @@
 //         decode completes and releases. Every core event goes to a sink.
 // The overhead is core/raw - 1 (median of the repetitions); the target is under 2% at 64 KiB
 // pages.
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <chrono>
 #include <iomanip>
@@ -15,8 +17,6 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <cuda_runtime_api.h>
 
 #include "core/abort_token.h"
 #include "core/decode_receiver.h"
@@ -151,7 +151,8 @@ std::uint32_t number(const std::string& flag, const std::string& text) {
   try {
     std::size_t used = 0;
     const unsigned long value = std::stoul(text, &used);
-    if (used == text.size() && value > 0 && value <= 1u << 30) return static_cast<std::uint32_t>(value);
+    if (used == text.size() && value > 0 && value <= 1u << 30)
+      return static_cast<std::uint32_t>(value);
   } catch (const std::exception&) {
   }
   throw std::invalid_argument(flag + " needs a positive integer (got '" + text + "')");
@@ -224,19 +225,19 @@ int main(int argc, char** argv) {
     const bool within = overhead_pct < 2.0;
     if (o.json) {
       std::cout << std::fixed << std::setprecision(4) << "{\"device\":\"" << real::device_name(0)
-                << "\",\"page_bytes\":" << o.page_bytes << ",\"pages_per_transfer\":"
-                << o.pages_per_transfer << ",\"transfers\":" << o.transfers
-                << ",\"streams\":" << o.streams << ",\"reps\":" << o.reps
-                << ",\"raw_ms\":" << raw_s * 1e3 << ",\"core_ms\":" << core_s * 1e3
-                << ",\"ratio\":" << core_s / raw_s << ",\"overhead_pct\":" << overhead_pct
-                << ",\"core_events_per_rep\":" << events
+                << "\",\"page_bytes\":" << o.page_bytes
+                << ",\"pages_per_transfer\":" << o.pages_per_transfer
+                << ",\"transfers\":" << o.transfers << ",\"streams\":" << o.streams
+                << ",\"reps\":" << o.reps << ",\"raw_ms\":" << raw_s * 1e3
+                << ",\"core_ms\":" << core_s * 1e3 << ",\"ratio\":" << core_s / raw_s
+                << ",\"overhead_pct\":" << overhead_pct << ",\"core_events_per_rep\":" << events
                 << ",\"target_pct\":2,\"within_target\":" << (within ? "true" : "false") << "}\n";
     } else {
       std::cout << std::fixed << std::setprecision(2) << "kvsim_real_bench: device 0 ("
                 << real::device_name(0) << "), " << o.page_bytes / 1024 << " KiB pages, "
-                << o.pages_per_transfer << " pages per transfer, " << o.transfers
-                << " transfers (" << static_cast<std::uint64_t>(copies) << " page copies), "
-                << o.streams << " worker streams, median of " << o.reps << "\n"
+                << o.pages_per_transfer << " pages per transfer, " << o.transfers << " transfers ("
+                << static_cast<std::uint64_t>(copies) << " page copies), " << o.streams
+                << " worker streams, median of " << o.reps << "\n"
                 << "  raw cudaMemcpyAsync   " << std::setw(9) << raw_s * 1e3 << " ms  "
                 << std::setw(6) << raw_s * 1e6 / copies << " us/page  "
                 << copies * o.page_bytes / raw_s / 1e9 << " GB/s\n"
@@ -244,8 +245,8 @@ int main(int argc, char** argv) {
                 << std::setw(6) << core_s * 1e6 / copies << " us/page  (" << events
                 << " core events per repetition)\n"
                 << "  core/raw " << std::setprecision(4) << core_s / raw_s << ": bookkeeping "
-                << std::setprecision(2) << overhead_pct << "% of the raw copy time (target < 2%: "
-                << (within ? "met" : "NOT met") << ")\n";
+                << std::setprecision(2) << overhead_pct
+                << "% of the raw copy time (target < 2%: " << (within ? "met" : "NOT met") << ")\n";
     }
     return 0;
   } catch (const std::exception& e) {

@@ -75,7 +75,8 @@ options parse(const std::vector<std::string>& args) {
   }
   if (o.help) return o;
   const int modes = (o.scenario ? 1 : 0) + (o.list ? 1 : 0) + (o.nccl_check ? 1 : 0);
-  if (modes == 0) throw usage_error{"expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')"};
+  if (modes == 0)
+    throw usage_error{"expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')"};
   if (modes > 1) throw usage_error{"--scenario, --list and --nccl-check go alone"};
   if (!o.scenario && (variant_given || o.json)) {
     throw usage_error{"--variant and --json go with --scenario"};
@@ -106,15 +107,14 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
     return 2;
   }
   if (const auto why = unscripted_reason(*it)) {
-    err << "kvsim real: scenario '" << it->name << "' is not scripted for the real backend: "
-        << *why << " (run it in the simulator; real scenarios: " << scripted_names(catalogue)
-        << ")\n";
+    err << "kvsim real: scenario '" << it->name
+        << "' is not scripted for the real backend: " << *why
+        << " (run it in the simulator; real scenarios: " << scripted_names(catalogue) << ")\n";
     return 2;
   }
   const std::optional<core::variant> v = real_variant(o.variant);
   if (!v) {
-    err << "kvsim real: unknown variant '" << o.variant
-        << "' (safe, B1..B12, H1..H3 or canary)\n";
+    err << "kvsim real: unknown variant '" << o.variant << "' (safe, B1..B12, H1..H3 or canary)\n";
     return 2;
   }
   const device_probe probe = probe_devices();
@@ -126,10 +126,9 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   for (int d = 0; d < probe.count && devices.size() < ranks_of(*it); ++d) devices.push_back(d);
   try {
     cuda_data_plane plane(devices);
-    const real_outcome outcome =
-        it->kind == scenarios::scenario_kind::transfer
-            ? run_transfer_script(*it, *v, o.variant, plane)
-            : run_prefetch_script(*it, *v, o.variant, plane);
+    const real_outcome outcome = it->kind == scenarios::scenario_kind::transfer
+                                     ? run_transfer_script(*it, *v, o.variant, plane)
+                                     : run_prefetch_script(*it, *v, o.variant, plane);
     if (o.json) {
       out << to_json(outcome).dump() << "\n";
     } else {

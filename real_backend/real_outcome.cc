@@ -52,8 +52,8 @@ nlohmann::json to_json(const real_outcome& outcome) {
   }
   nlohmann::json also = nlohmann::json::array();
   for (std::size_t i = 1; i < outcome.findings.size(); ++i) {
-    also.push_back({{"invariant", outcome.findings[i].invariant},
-                    {"message", outcome.findings[i].message}});
+    also.push_back(
+        {{"invariant", outcome.findings[i].invariant}, {"message", outcome.findings[i].message}});
   }
   j["also"] = also;
   j["notes"] = outcome.notes;

@@ -5,11 +5,10 @@
 // order found; the first is the run's finding, the others back it up.
 #include <cstdint>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace kvsim::real {
 

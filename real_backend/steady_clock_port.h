@@ -11,10 +11,9 @@ namespace kvsim::real {
 class steady_clock_port final : public core::clock {
  public:
   std::uint64_t now_us() const override {
-    return static_cast<std::uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() -
-                                                              start_)
-            .count());
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
+                                          std::chrono::steady_clock::now() - start_)
+                                          .count());
   }
 
  private:

@@ -1,8 +1,7 @@
 #include "real_backend/tcp_link.h"
 
-#include <boost/asio.hpp>
-
 #include <array>
+#include <boost/asio.hpp>
 #include <thread>
 
 #include "real_backend/errors.h"
@@ -88,8 +87,8 @@ std::unique_ptr<tcp_link> tcp_link::connect(const std::string& address, std::uin
     // Refused: the peer is not listening yet (it may start after us); try again shortly.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw control_plane_error("control plane: no kvsim peer accepted a connection at " +
-                            parts->peer + " within " + std::to_string(timeout.count()) +
+  throw control_plane_error("control plane: no kvsim peer accepted a connection at " + parts->peer +
+                            " within " + std::to_string(timeout.count()) +
                             " ms (last attempt: " + last + ")");
 }
 
@@ -97,8 +96,8 @@ void tcp_link::write(std::span<const std::uint8_t> frame) {
   error_code ec;
   asio::write(impl_->socket, asio::buffer(frame.data(), frame.size()), ec);
   if (ec) {
-    throw control_plane_error("control plane: sending to " + impl_->peer + " failed: " +
-                              ec.message());
+    throw control_plane_error("control plane: sending to " + impl_->peer +
+                              " failed: " + ec.message());
   }
 }
 
@@ -168,10 +167,10 @@ received_frame tcp_link::read_for(std::chrono::milliseconds timeout) {
   if (have_header && !result) (void)decode_header(header);  // throws if it was malformed
   if (result) {
     throw control_plane_error("control plane: reading from " + impl_->peer + " failed " +
-                              (have_header ? "inside a frame (" + std::to_string(payload_bytes) +
-                                                 " of " + std::to_string(frame.payload.size()) +
-                                                 " payload bytes)"
-                                           : std::string("before a frame")) +
+                              (have_header
+                                   ? "inside a frame (" + std::to_string(payload_bytes) + " of " +
+                                         std::to_string(frame.payload.size()) + " payload bytes)"
+                                   : std::string("before a frame")) +
                               ": " + result.message());
   }
   return frame;
@@ -233,8 +232,8 @@ std::unique_ptr<tcp_link> tcp_listener::accept(std::chrono::milliseconds timeout
   }
   if (result) {
     throw control_plane_error("control plane: accepting on " +
-                              endpoint_text(impl_->address, port()) + " failed: " +
-                              result.message());
+                              endpoint_text(impl_->address, port()) +
+                              " failed: " + result.message());
   }
   error_code ec;
   const auto remote = parts->socket.remote_endpoint(ec);

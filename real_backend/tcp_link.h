@@ -38,7 +38,7 @@ class tcp_link {
   std::optional<received_frame> read();
   // The next frame within `timeout` (the hello stage, before a reader thread exists).
   received_frame read_for(std::chrono::milliseconds timeout);
-  void shutdown() noexcept;  // unblocks a read() in another thread; the peer sees the close
+  void shutdown() noexcept;         // unblocks a read() in another thread; the peer sees the close
   const std::string& peer() const;  // "127.0.0.1:40000"
 
  private:

@@ -20,12 +20,15 @@ std::uint16_t tcp_messenger::listen(const std::string& address, std::uint16_t po
 }
 
 void tcp_messenger::accept_peers(std::size_t peers, std::chrono::milliseconds timeout) {
-  if (!listener_) throw control_plane_error("control plane: rank " + std::to_string(self_) + " accepts peers without listening");
+  if (!listener_)
+    throw control_plane_error("control plane: rank " + std::to_string(self_) +
+                              " accepts peers without listening");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (std::size_t i = 0; i < peers; ++i) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    std::unique_ptr<tcp_link> link = listener_->accept(std::max(left, std::chrono::milliseconds(1)));
+    std::unique_ptr<tcp_link> link =
+        listener_->accept(std::max(left, std::chrono::milliseconds(1)));
     const received_frame hello = link->read_for(std::max(left, std::chrono::milliseconds(1)));
     if (hello.type != frame_type::hello) {
       throw control_plane_error("control plane: " + link->peer() + " sent a " +

@@ -43,7 +43,9 @@ class tcp_messenger final : public core::messenger {
   // every link has closed with nothing left to read.
   core::control_message receive() override;
   std::optional<core::control_message> receive_for(std::chrono::milliseconds timeout);
-  std::optional<core::control_message> try_receive() { return receive_for(std::chrono::milliseconds(0)); }
+  std::optional<core::control_message> try_receive() {
+    return receive_for(std::chrono::milliseconds(0));
+  }
 
   core::rank_id self() const { return self_; }
   // Raw bytes to a peer, as they are (tests of the receiving side's refusals).

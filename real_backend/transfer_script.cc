@@ -132,12 +132,13 @@ class transfer_run {
         decode_ledger_(decode_rank, spec.topology.pages_per_rank, log_),
         issuer_(decode_rank, run_key(), log_),
         decode_tokens_(decode_rank, run_key(), log_),
-        receiver_(decode_rank, {decode_net_, clock_, log_}, {decode_ledger_, issuer_, decode_tokens_},
-                  v),
+        receiver_(decode_rank, {decode_net_, clock_, log_},
+                  {decode_ledger_, issuer_, decode_tokens_}, v),
         requests_(spec.requests.size()) {
     log_.observe([this](const core::event& e) { watch_.observe(e); });
     std::map<core::room_id, core::generation_t> generations;
-    for (const scenarios::request_spec& r : spec_.requests) keys_.push_back({r.room, generations[r.room]++});
+    for (const scenarios::request_spec& r : spec_.requests)
+      keys_.push_back({r.room, generations[r.room]++});
     for (const auto& g : spec_.faults.gates) {
       gates_.push_back(plane.make_gate());
       engine_->hold(keys_.at(g.request), *gates_.back(), g.before_page);
@@ -193,16 +194,17 @@ class transfer_run {
   // still end it: if none does within the liveness bound, that is I9 and the run stops.
   void await_end_on_decode(std::size_t r) {
     const room_key key = keys_[r];
-    run_until([&] { return ended_on_decode(r) || (requests_[r].posted && !sender_.in_flight(key)); },
-              "prefill ending " + core::to_string(key));
+    run_until(
+        [&] { return ended_on_decode(r) || (requests_[r].posted && !sender_.in_flight(key)); },
+        "prefill ending " + core::to_string(key));
     const auto deadline = std::chrono::steady_clock::now() + options_.liveness;
     while (!ended_on_decode(r)) {
       if (std::chrono::steady_clock::now() >= deadline) {
         const bool aborting = receiver_.aborting(key);
         findings_.add("I9: " + core::to_string(key) + " was " +
-                      (aborting ? "aborted on rank " : "sent to rank ") + std::to_string(decode_rank) +
-                      " and did not finish there within " + std::to_string(options_.liveness.count()) +
-                      " ms (" +
+                      (aborting ? "aborted on rank " : "sent to rank ") +
+                      std::to_string(decode_rank) + " and did not finish there within " +
+                      std::to_string(options_.liveness.count()) + " ms (" +
                       (aborting ? "drain-ACKs counted: " + watch_.counted_text(key) + "; " : "") +
                       "prefill's transfer of it has ended)");
         throw stuck{};
@@ -219,16 +221,20 @@ class transfer_run {
     request_state& st = requests_[r];
     st.started = true;
     std::optional<std::vector<page_index>> pages;
-    run_until([&] { return (pages = receiver_.prealloc(key, req.pages, {prefill_rank})).has_value(); },
-              "decode pre-allocating " + std::to_string(req.pages) + " pages for " +
-                  core::to_string(key));
+    run_until(
+        [&] { return (pages = receiver_.prealloc(key, req.pages, {prefill_rank})).has_value(); },
+        "decode pre-allocating " + std::to_string(req.pages) + " pages for " +
+            core::to_string(key));
     st.destination = *pages;
     receiver_.publish(key);
-    run_until([&] {
-      auto allocated = prefill_ledger_.allocate(key, req.pages);
-      if (allocated) st.source = allocated.value();
-      return static_cast<bool>(allocated);
-    }, "prefill allocating " + std::to_string(req.pages) + " source pages for " + core::to_string(key));
+    run_until(
+        [&] {
+          auto allocated = prefill_ledger_.allocate(key, req.pages);
+          if (allocated) st.source = allocated.value();
+          return static_cast<bool>(allocated);
+        },
+        "prefill allocating " + std::to_string(req.pages) + " source pages for " +
+            core::to_string(key));
     for (std::uint32_t j = 0; j < st.source.size(); ++j) {
       prefill_pages_->write_canary(st.source[j], key, j);
     }
@@ -270,7 +276,8 @@ class transfer_run {
       run_until([&] { return gate.reached(); },
                 "the transfer of " + core::to_string(key) + " reaching its gate");
       // The pages before the gate have landed now, while decode still owns them.
-      for (const held_transfer& h : engine_->held_at(gate)) check_landed(h.request, 0, h.before_page);
+      for (const held_transfer& h : engine_->held_at(gate))
+        check_landed(h.request, 0, h.before_page);
     }
     receiver_.abort(key, std::nullopt);
     st.held = true;
@@ -308,7 +315,8 @@ class transfer_run {
       decode_step();
       if (done()) return;
       if (std::chrono::steady_clock::now() >= deadline) {
-        throw real_backend_error("real run of '" + spec_.name + "': " + what + " did not happen within " +
+        throw real_backend_error("real run of '" + spec_.name + "': " + what +
+                                 " did not happen within " +
                                  std::to_string(options_.patience.count()) + " ms");
       }
       std::this_thread::sleep_for(step_pause);
@@ -349,8 +357,12 @@ class transfer_run {
     }
     const bool failed = lifetimes_.is_closed(key) || sender_.chunk_failed(key);
     if (failed) {
-      prefill_net_.send(decode_rank, {core::control_kind::status, prefill_rank, key, std::nullopt,
-                                      {}, core::kv_status::failed});
+      prefill_net_.send(decode_rank, {core::control_kind::status,
+                                      prefill_rank,
+                                      key,
+                                      std::nullopt,
+                                      {},
+                                      core::kv_status::failed});
     } else {
       prefill_net_.send(decode_rank,
                         {core::control_kind::chunk_ready, prefill_rank, key, std::nullopt, {}, {}});
@@ -380,9 +392,10 @@ class transfer_run {
     std::string found = "unrecognisable bytes";
     if (c.found) {
       const room_key writer{c.found->room, c.found->generation};
-      found = writer == reader ? "its own request's bytes, but not those of that logical page"
-                               : "bytes written for " + core::to_string(writer) +
-                                     " (its logical page " + std::to_string(c.found->logical_page) + ")";
+      found = writer == reader
+                  ? "its own request's bytes, but not those of that logical page"
+                  : "bytes written for " + core::to_string(writer) + " (its logical page " +
+                        std::to_string(c.found->logical_page) + ")";
     }
     findings_.add("I7: " + core::to_string(reader) + " read page " + std::to_string(page) +
                   " on rank " + std::to_string(decode_rank) + " (its logical page " +
@@ -405,7 +418,8 @@ class transfer_run {
   void check_landed(const core::transfer_request& t, std::uint32_t from, std::uint32_t to) {
     for (std::uint32_t i = from; i < to && i < t.destination_pages.size(); ++i) {
       const page_index source = t.source_pages[i];
-      if (const std::optional<room_key> holder = prefill_ledger_.owner_of(source); holder != t.owner) {
+      if (const std::optional<room_key> holder = prefill_ledger_.owner_of(source);
+          holder != t.owner) {
         findings_.add("I1: a transfer of " + core::to_string(t.owner) + " read source page " +
                       std::to_string(source) + " on rank " + std::to_string(prefill_rank) +
                       " after rank " + std::to_string(prefill_rank) +
@@ -425,14 +439,15 @@ class transfer_run {
         }
         continue;
       }
-      findings_.add("I1: a transfer of " + core::to_string(t.owner) + " wrote destination page " +
-                    std::to_string(page) + " on rank " + std::to_string(decode_rank) + " after " +
-                    (holder ? "rank " + std::to_string(decode_rank) + " had given it to " +
-                                  core::to_string(*holder)
-                            : std::string("rank ") + std::to_string(decode_rank) + " had freed it") +
-                    (c.intact ? "; the page holds " + core::to_string(t.owner) + "'s bytes (logical page " +
-                                    std::to_string(logical) + "), read back from " + plane_text_
-                              : std::string("")));
+      findings_.add(
+          "I1: a transfer of " + core::to_string(t.owner) + " wrote destination page " +
+          std::to_string(page) + " on rank " + std::to_string(decode_rank) + " after " +
+          (holder ? "rank " + std::to_string(decode_rank) + " had given it to " +
+                        core::to_string(*holder)
+                  : std::string("rank ") + std::to_string(decode_rank) + " had freed it") +
+          (c.intact ? "; the page holds " + core::to_string(t.owner) + "'s bytes (logical page " +
+                          std::to_string(logical) + "), read back from " + plane_text_
+                    : std::string("")));
     }
   }
 
@@ -475,12 +490,12 @@ real_outcome run_transfer_script(const scenarios::scenario_spec& spec, core::var
   outcome.backend = plane.name();
   outcome.devices = std::min<std::uint32_t>(plane.devices(), 2);
   outcome.simulated_peers = plane.devices() < 2;
-  outcome.notes.push_back("prefill rank 0 on " + plane.device_of(0) + ", decode rank 1 on " +
-                          plane.device_of(1) +
-                          (plane.devices() < 2 ? " (one device: copies are device-local)"
-                                               : " (peer copies)"));
-  outcome.notes.push_back("control messages over loopback TCP; both ranks stepped by one host "
-                          "thread in the scenario's script");
+  outcome.notes.push_back(
+      "prefill rank 0 on " + plane.device_of(0) + ", decode rank 1 on " + plane.device_of(1) +
+      (plane.devices() < 2 ? " (one device: copies are device-local)" : " (peer copies)"));
+  outcome.notes.push_back(
+      "control messages over loopback TCP; both ranks stepped by one host "
+      "thread in the scenario's script");
   transfer_run run(spec, v, plane, options);
   outcome.findings = run.run();
   return outcome;

@@ -450,6 +450,7 @@ dfs_result dfs_search(const dfs_run_fn& run_once, const dfs_options& options) {
       if (!result.first_finding) {
         result.first_finding = std::move(found);
         result.first_finding_decisions = std::move(decisions);
+        result.first_finding_run = result.runs;
       }
       if (options.stop_at_first_finding) return result;
     }

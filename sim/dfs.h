@@ -41,9 +41,10 @@
 // Sleep sets with a preemption bound are not complete within the bound: the explored
 // representative of a pruned order may need more preemptions than the pruned order did, and
 // be cut by the bound (Coons, Musuvathi & McKinley, "Bounded Partial-Order Reduction",
-// OOPSLA 2013). Measured with bound 2: hicache_local_active's safe search reaches 44 of the
-// 46 distinct per-rank outcomes the unreduced search reaches; unbounded, none was missed.
-// Use sleep_sets = false where the bound must be covered completely.
+// OOPSLA 2013). Measured with bound 2 on the safe core: hicache_local_active's reduced search
+// reaches 44 of the 46 distinct per-rank outcomes the unreduced one reaches,
+// hicache_local_missing's 10 of 11; unbounded, hicache_local_missing's reaches all 14. Use
+// sleep_sets = false where the bound must be covered completely.
 //
 // A step's footprint is only known once it has run (the world reports events, not what an
 // actor is about to do), so sleep sets of new decisions are settled after each run: a run
@@ -75,6 +76,7 @@ struct dfs_result {
   std::uint64_t findings = 0;  // runs that ended with a finding
   std::optional<finding> first_finding;
   std::vector<decision> first_finding_decisions;  // replays strictly with sim::replay
+  std::uint64_t first_finding_run = 0;            // runs done when it came (1 = the first)
   // Options not explored because they would exceed the preemption bound.
   std::uint64_t beyond_bound = 0;
   // Runs that took an option found asleep once the run's footprints were known: redundant

@@ -88,7 +88,14 @@ run_outcome world::run() {
   for (actor_id id = 0; id < actors_.size(); ++id) launch(id);
 
   // Main waits outside every queue; pick_next() hands control back when the run is over.
-  main_context_->suspend();
+  // The first decision is taken here: when it already ends the run (no actor at all, or a
+  // strict replay that does not fit its first decision), main must not suspend, since
+  // Boost.Context cannot switch from a context to itself.
+  const actor_id first = decide_next();
+  if (first != main_target) {
+    handoff_ = first;
+    main_context_->suspend();
+  }
 
   // Teardown: unwind every actor that has not returned, in id order, then let Boost's
   // dispatcher release the finished fibers (their stacks go back to the pool).

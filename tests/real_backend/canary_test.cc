@@ -1,11 +1,11 @@
 // The real backend's canary is the simulator's, byte for byte (sim/kv_memory.cc): the golden
 // bytes below were computed independently from that formula, and the identity header is the
 // little-endian layout the simulator's memcpy writes on x86.
+#include "real_backend/canary.h"
+
 #include <gtest/gtest.h>
 
 #include <vector>
-
-#include "real_backend/canary.h"
 
 namespace kvsim::real {
 namespace {
@@ -27,7 +27,8 @@ TEST(Canary, HeaderCarriesTheWritersIdentityLittleEndian) {
   EXPECT_EQ(page[8], 0x0d);
   EXPECT_EQ(page[11], 0x0a);
   EXPECT_EQ(page[12], 3);
-  EXPECT_EQ(claimed_identity_host(page.data()), (canary_identity{0x0102030405060708ULL, 0x0a0b0c0d, 3}));
+  EXPECT_EQ(claimed_identity_host(page.data()),
+            (canary_identity{0x0102030405060708ULL, 0x0a0b0c0d, 3}));
 }
 
 TEST(Canary, AReaderTellsItsOwnBytesFromAnotherRequestsAndFromGarbage) {

@@ -1,8 +1,9 @@
 // The control plane's wire format: every message kind round-trips byte for byte, and what a
 // broken or hostile peer might send is refused with one line naming the field.
+#include "real_backend/control_frame.h"
+
 #include <gtest/gtest.h>
 
-#include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
 
 namespace kvsim::real {
@@ -89,7 +90,9 @@ TEST(ControlFrame, EveryTruncationIsRefusedNamingTheField) {
           << "cut at " << cut << ": " << why;
     }
   }
-  EXPECT_EQ(refusal([] { (void)decode_control(std::vector<std::uint8_t>{0, 1}); }),
+  EXPECT_EQ(refusal([] {
+              (void)decode_control(std::vector<std::uint8_t>{0, 1});
+            }),
             "control plane: malformed control frame: truncated: field 'from' needs 4 byte(s) at "
             "offset 1, 1 left");
 }
@@ -106,31 +109,40 @@ TEST(ControlFrame, HostileValuesAreRefused) {
   auto bad_flag = payload;
   bad_flag[17] = 2;  // has_token
   EXPECT_EQ(refusal([&] { (void)decode_control(bad_flag); }),
-            "control plane: malformed control frame: field 'has_token' at offset 17 must be 0 or 1 (got 2)");
+            "control plane: malformed control frame: field 'has_token' at offset 17 must be 0 or 1 "
+            "(got 2)");
 
   auto huge_count = payload;
   huge_count[18] = 0xff;
   huge_count[19] = 0xff;
   huge_count[20] = 0xff;
   huge_count[21] = 0x7f;
-  EXPECT_NE(refusal([&] { (void)decode_control(huge_count); }).find("pages need"), std::string::npos);
+  EXPECT_NE(refusal([&] { (void)decode_control(huge_count); }).find("pages need"),
+            std::string::npos);
 
   auto trailing = payload;
   trailing.push_back(0);
-  EXPECT_EQ(refusal([&] { (void)decode_control(trailing); }),
-            "control plane: malformed control frame: 1 trailing byte(s) after the message at offset " +
-                std::to_string(payload.size()));
+  EXPECT_EQ(
+      refusal([&] { (void)decode_control(trailing); }),
+      "control plane: malformed control frame: 1 trailing byte(s) after the message at offset " +
+          std::to_string(payload.size()));
 
   std::vector<std::uint8_t> status_frame = encode_control(every_kind()[3]);
   status_frame.back() = 5;  // kv_status beyond success
-  EXPECT_NE(refusal([&] { (void)decode_control(payload_of(status_frame)); }).find("is not a kv_status (got 5)"),
+  EXPECT_NE(refusal([&] {
+              (void)decode_control(payload_of(status_frame));
+            }).find("is not a kv_status (got 5)"),
             std::string::npos);
 }
 
 TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
-  EXPECT_EQ(refusal([] { (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0, 7}); }),
+  EXPECT_EQ(refusal([] {
+              (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0, 7});
+            }),
             "control plane: malformed frame header: unknown frame type 7");
-  EXPECT_EQ(refusal([] { (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0x10, 2}); }),
+  EXPECT_EQ(refusal([] {
+              (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0x10, 2});
+            }),
             "control plane: malformed frame header: payload length 268435457 exceeds the "
             "limit of 1048576 bytes");
   std::vector<std::uint8_t> hello = encode_hello(1);

@@ -108,7 +108,8 @@ class host_pages final : public real::page_memory {
                           std::uint32_t logical) override {
     const std::lock_guard lock(memory_mutex);
     real::page_check c;
-    c.intact = real::matches_canary_host(at(page), page_bytes_, {reader.room, reader.generation, logical});
+    c.intact =
+        real::matches_canary_host(at(page), page_bytes_, {reader.room, reader.generation, logical});
     c.found = real::owner_of_bytes_host(at(page), page_bytes_);
     return c;
   }
@@ -211,7 +212,9 @@ class host_host_pages final : public real::host_page_memory {
     if (page >= pages_) throw std::out_of_range("host page outside the pool");
     return bytes_.data() + std::size_t{page} * page_bytes_;
   }
-  std::uint8_t* writable(core::page_index page) { return const_cast<std::uint8_t*>(this->page(page)); }
+  std::uint8_t* writable(core::page_index page) {
+    return const_cast<std::uint8_t*>(this->page(page));
+  }
 
  private:
   std::uint32_t pages_;
@@ -230,7 +233,8 @@ class host_storage final : public real::gated_storage {
       const core::page_index page = pages[j];
       stream_.enqueue([this, owner, page, j] {
         const std::lock_guard lock(memory_mutex);
-        real::fill_canary_host(host_.writable(page), host_.page_bytes(), {owner.room, owner.generation, j});
+        real::fill_canary_host(host_.writable(page), host_.page_bytes(),
+                               {owner.room, owner.generation, j});
       });
     }
     reads_[next_handle_] = stream_.mark();
@@ -256,10 +260,12 @@ class host_storage final : public real::gated_storage {
 class host_group final : public real::group_plane {
  public:
   bool across_devices() const override { return false; }
-  std::int64_t reduce(std::uint32_t, std::int64_t, core::reduce_op, const real::wait_policy&) override {
+  std::int64_t reduce(std::uint32_t, std::int64_t, core::reduce_op,
+                      const real::wait_policy&) override {
     throw std::logic_error("host groups combine on the host");
   }
-  std::int64_t pass_through(std::int64_t value, core::reduce_op, const real::wait_policy&) override {
+  std::int64_t pass_through(std::int64_t value, core::reduce_op,
+                            const real::wait_policy&) override {
     return value;
   }
 };
@@ -271,7 +277,9 @@ std::unique_ptr<real::page_memory> host_data_plane::make_pages(std::uint32_t, st
   return std::make_unique<host_pages>(pages, page_bytes);
 }
 
-std::unique_ptr<real::hold_gate> host_data_plane::make_gate() { return std::make_unique<host_gate>(); }
+std::unique_ptr<real::hold_gate> host_data_plane::make_gate() {
+  return std::make_unique<host_gate>();
+}
 
 std::unique_ptr<real::gated_transfer_engine> host_data_plane::make_transfer_engine(
     core::rank_id, real::page_memory& source,

@@ -1,8 +1,8 @@
 // The host page ledger applies the prefetch coordinator's decisions and refuses what I6
 // forbids, in the words of the simulator's host page checker.
-#include <gtest/gtest.h>
-
 #include "real_backend/host_page_ledger.h"
+
+#include <gtest/gtest.h>
 
 namespace kvsim::real {
 namespace {
@@ -20,16 +20,18 @@ TEST(HostPageLedger, ASecondFreeIsAFindingNamingBothFreers) {
   (void)ledger.freed({{22, 0}, {4}, core::host_page_owner::scheduler});
   const auto lines = ledger.freed({{22, 0}, {4}, core::host_page_owner::io_thread});
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "I6: host page 4 of room 22/gen 0 on rank 0 was freed twice: by the "
-                      "scheduler and by the io_thread");
+  EXPECT_EQ(lines[0],
+            "I6: host page 4 of room 22/gen 0 on rank 0 was freed twice: by the "
+            "scheduler and by the io_thread");
 }
 
 TEST(HostPageLedger, FreeingWhatWasNeverAllocatedIsAFinding) {
   host_page_ledger ledger(0);
   const auto lines = ledger.freed({{9, 0}, {2}, core::host_page_owner::scheduler});
   ASSERT_EQ(lines.size(), 1u);
-  EXPECT_EQ(lines[0], "I6: the scheduler freed host page 2 of room 9/gen 0 on rank 0, but the "
-                      "page was never allocated to that request");
+  EXPECT_EQ(lines[0],
+            "I6: the scheduler freed host page 2 of room 9/gen 0 on rank 0, but the "
+            "page was never allocated to that request");
 }
 
 }  // namespace

@@ -1,12 +1,13 @@
 // The launcher reads its place in a launch from torchrun's or Slurm's variables, falls back to
 // one rank on loopback, and refuses a malformed value with one line naming the variable.
+#include "real_backend/launcher.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
 #include "real_backend/errors.h"
-#include "real_backend/launcher.h"
 
 namespace kvsim::real {
 namespace {
@@ -40,8 +41,11 @@ TEST(Launcher, NothingSetIsOneRankOnLoopback) {
 }
 
 TEST(Launcher, ReadsTorchrunVariables) {
-  const launch_config c = parse({{"RANK", "5"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "1"},
-                                 {"MASTER_ADDR", "node-a"}, {"MASTER_PORT", "31000"}});
+  const launch_config c = parse({{"RANK", "5"},
+                                 {"WORLD_SIZE", "8"},
+                                 {"LOCAL_RANK", "1"},
+                                 {"MASTER_ADDR", "node-a"},
+                                 {"MASTER_PORT", "31000"}});
   EXPECT_EQ(c.source, launch_source::torchrun);
   EXPECT_EQ(c.rank, 5u);
   EXPECT_EQ(c.world_size, 8u);
@@ -53,8 +57,10 @@ TEST(Launcher, ReadsTorchrunVariables) {
 }
 
 TEST(Launcher, ReadsSlurmVariablesWithTheExportedRendezvous) {
-  const launch_config c = parse({{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "4"},
-                                 {"SLURM_LOCALID", "3"}, {"MASTER_ADDR", "10.0.0.7"}});
+  const launch_config c = parse({{"SLURM_PROCID", "3"},
+                                 {"SLURM_NTASKS", "4"},
+                                 {"SLURM_LOCALID", "3"},
+                                 {"MASTER_ADDR", "10.0.0.7"}});
   EXPECT_EQ(c.source, launch_source::slurm);
   EXPECT_EQ(c.rank, 3u);
   EXPECT_EQ(c.world_size, 4u);
@@ -65,14 +71,19 @@ TEST(Launcher, ReadsSlurmVariablesWithTheExportedRendezvous) {
 }
 
 TEST(Launcher, KvsimsRendezvousPortCanBeChosen) {
-  const launch_config c = parse({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"},
+  const launch_config c = parse({{"RANK", "0"},
+                                 {"WORLD_SIZE", "2"},
+                                 {"MASTER_ADDR", "h"},
                                  {"KVSIM_RENDEZVOUS_PORT", "40000"}});
   EXPECT_EQ(c.rendezvous_port, 40000);
 }
 
 TEST(Launcher, TorchrunWinsInsideASlurmAllocation) {
-  const launch_config c = parse({{"SLURM_PROCID", "0"}, {"SLURM_NTASKS", "2"},
-                                 {"RANK", "1"}, {"WORLD_SIZE", "2"}, {"MASTER_ADDR", "h"}});
+  const launch_config c = parse({{"SLURM_PROCID", "0"},
+                                 {"SLURM_NTASKS", "2"},
+                                 {"RANK", "1"},
+                                 {"WORLD_SIZE", "2"},
+                                 {"MASTER_ADDR", "h"}});
   EXPECT_EQ(c.source, launch_source::torchrun);
   EXPECT_EQ(c.rank, 1u);
 }

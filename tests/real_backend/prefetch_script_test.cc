@@ -1,12 +1,13 @@
 // The HiCache prefetch scripts of `kvsim real` on the host data plane (one thread per rank,
 // storage reads held by a gate until every rank classified): the seed's three asymmetric
 // cases and H3, red and green, with the barrier and free counts of the simulator's tests.
+#include "real_backend/prefetch_script.h"
+
 #include <gtest/gtest.h>
 
-#include "real_backend/prefetch_script.h"
 #include "real_backend/script_support.h"
-#include "tests/real_backend/host_data_plane.h"
 #include "tests/real_backend/catalogue_lookup.h"
+#include "tests/real_backend/host_data_plane.h"
 
 namespace kvsim::real {
 namespace {
@@ -48,7 +49,9 @@ INSTANTIATE_TEST_SUITE_P(Seed, RealHiCache,
                          ::testing::Values(hicache_case{"hicache_local_missing", 0},
                                            hicache_case{"hicache_local_pending", 0},
                                            hicache_case{"hicache_local_active", 1}),
-                         [](const auto& case_info) { return std::string(case_info.param.scenario); });
+                         [](const auto& case_info) {
+                           return std::string(case_info.param.scenario);
+                         });
 
 TEST(RealHiCacheH1, AnEarlyReturnLeavesTheActivePeerAloneInTheBarrier) {
   for (const char* scenario : {"hicache_local_missing", "hicache_local_pending"}) {

@@ -1,12 +1,13 @@
 // A rank group's collectives with one host thread per member (values combined on the host, as
 // on one shared device): MIN and MAX agree, and a divergence is a finding, not a hang.
+#include "real_backend/rank_group.h"
+
 #include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
 
 #include "real_backend/errors.h"
-#include "real_backend/rank_group.h"
 #include "tests/real_backend/host_data_plane.h"
 
 namespace kvsim::real {
@@ -74,17 +75,21 @@ TEST(RankGroup, APeerThatReturnedWithoutTheBarrierIsReportedAtOnce) {
 
 TEST(RankGroup, DifferentCollectivesUnderOneSequenceNumberAreReported) {
   group_fixture g(2);
-  auto first = std::async(std::launch::async, [&] { (void)g.group.member(0).all_reduce(1, core::reduce_op::max); });
+  auto first = std::async(std::launch::async,
+                          [&] { (void)g.group.member(0).all_reduce(1, core::reduce_op::max); });
   while (g.group.collectives_entered(0) == 0) std::this_thread::sleep_for(1ms);
   auto second = std::async(std::launch::async, [&] { g.group.member(1).barrier(); });
-  const std::string line = "I5: rank 1 entered barrier as collective #1 of group g0, where rank 0 entered all_reduce_max";
+  const std::string line =
+      "I5: rank 1 entered barrier as collective #1 of group g0, where rank 0 entered "
+      "all_reduce_max";
   EXPECT_EQ(divergence_of(second), line);
   EXPECT_EQ(divergence_of(first), line) << "the waiting rank is released with the same finding";
 }
 
 TEST(RankGroup, AWaitPastThePatienceIsReportedNamingWhoNeverCame) {
   group_fixture g(2, 100ms);
-  auto alone = std::async(std::launch::async, [&] { (void)g.group.member(1).all_reduce(1, core::reduce_op::min); });
+  auto alone = std::async(std::launch::async,
+                          [&] { (void)g.group.member(1).all_reduce(1, core::reduce_op::min); });
   EXPECT_EQ(divergence_of(alone),
             "I5: rank 1 waited 100 ms in all_reduce_min (collective #1 of group g0) without rank "
             "0 (its last: none) entering it");

@@ -1,12 +1,13 @@
 // `kvsim real` as a command, where no GPU is needed: usage errors are one line and exit 2,
 // scenarios are looked up and checked before any device is touched, and a machine without a
 // GPU gets one line saying so (exit 2).
+#include "real_backend/real_command.h"
+
 #include <gtest/gtest.h>
 
 #include <sstream>
 
 #include "real_backend/devices.h"
-#include "real_backend/real_command.h"
 
 namespace kvsim::real {
 namespace {
@@ -35,13 +36,16 @@ void expect_one_line_error(const ran& r, const std::string& line) {
 }
 
 TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
-  expect_one_line_error(real({}, false),
-                        "kvsim real: expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')");
-  expect_one_line_error(real({"--frobnicate"}), "kvsim real: unknown argument '--frobnicate' (try 'kvsim real --help')");
+  expect_one_line_error(
+      real({}, false),
+      "kvsim real: expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')");
+  expect_one_line_error(real({"--frobnicate"}),
+                        "kvsim real: unknown argument '--frobnicate' (try 'kvsim real --help')");
   expect_one_line_error(real({"--scenario"}, false), "kvsim real: --scenario needs a value");
   expect_one_line_error(real({"--list", "--scenario", "page42"}),
                         "kvsim real: --scenario, --list and --nccl-check go alone");
-  expect_one_line_error(real({"--list", "--json"}), "kvsim real: --variant and --json go with --scenario");
+  expect_one_line_error(real({"--list", "--json"}),
+                        "kvsim real: --variant and --json go with --scenario");
 }
 
 TEST(RealCommand, HelpAndListNeedNoDevice) {
@@ -60,7 +64,8 @@ TEST(RealCommand, HelpAndListNeedNoDevice) {
 TEST(RealCommand, ScenariosAndVariantsAreCheckedBeforeAnyDevice) {
   const ran unknown = real({"--scenario", "page43"});
   EXPECT_EQ(unknown.status, 2);
-  EXPECT_NE(unknown.err.find("kvsim real: no scenario 'page43' in "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("kvsim real: no scenario 'page43' in "), std::string::npos)
+      << unknown.err;
   EXPECT_NE(unknown.err.find("(real scenarios: page42, "), std::string::npos) << unknown.err;
   const ran unscripted = real({"--scenario", "b4_sibling_futures"});
   EXPECT_EQ(unscripted.status, 2);
@@ -78,7 +83,8 @@ TEST(RealCommand, ScenariosAndVariantsAreCheckedBeforeAnyDevice) {
 
 TEST(RealCommand, WithoutAGpuItSaysSoInOneLineAndExits2) {
   const device_probe probe = probe_devices();
-  if (probe.count > 0) GTEST_SKIP() << "this machine has a GPU: the gpu-labelled tests run the scenarios";
+  if (probe.count > 0)
+    GTEST_SKIP() << "this machine has a GPU: the gpu-labelled tests run the scenarios";
   for (const char* scenario : {"page42", "hicache_local_active"}) {
     const ran r = real({"--scenario", scenario, "--variant", "safe", "--json"});
     EXPECT_EQ(r.status, 2);

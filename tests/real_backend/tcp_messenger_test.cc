@@ -2,6 +2,8 @@
 // every message kind (metadata, ABORT with its token, ABORT_ACK, status, chunk-ready) in
 // order; the NCCL id goes from rank 0 to every peer; malformed and truncated frames from a
 // peer are refused with one line instead of being skipped or crashing the reader.
+#include "real_backend/tcp_messenger.h"
+
 #include <gtest/gtest.h>
 
 #include <future>
@@ -10,7 +12,6 @@
 #include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
 #include "real_backend/id_exchange.h"
-#include "real_backend/tcp_messenger.h"
 
 namespace kvsim::real {
 namespace {
@@ -47,7 +48,8 @@ TEST(TcpMessenger, MessagesOfEveryKindCrossInOrderBetweenTwoThreads) {
   // Decode's side of the protocol runs in its own thread: metadata out, ABORT out, then it
   // waits for the drain-ACK and the status.
   auto decode_side = std::async(std::launch::async, [&] {
-    link.decode_end.send(prefill, {core::control_kind::metadata, decode, key, std::nullopt, {3, 4}, {}});
+    link.decode_end.send(prefill,
+                         {core::control_kind::metadata, decode, key, std::nullopt, {3, 4}, {}});
     link.decode_end.send(prefill, {core::control_kind::abort, decode, key, token_for(key), {}, {}});
     std::vector<core::control_message> got;
     for (int i = 0; i < 3; ++i) got.push_back(link.decode_end.receive());
@@ -62,9 +64,11 @@ TEST(TcpMessenger, MessagesOfEveryKindCrossInOrderBetweenTwoThreads) {
   ASSERT_TRUE(abort.token.has_value());
   EXPECT_EQ(*abort.token, token_for(key));
   link.prefill_end.send(decode, {core::control_kind::abort_ack, prefill, key, abort.token, {}, {}});
-  link.prefill_end.send(decode, {core::control_kind::status, prefill, key, std::nullopt, {},
-                                 core::kv_status::failed});
-  link.prefill_end.send(decode, {core::control_kind::chunk_ready, prefill, {43, 0}, std::nullopt, {}, {}});
+  link.prefill_end.send(
+      decode,
+      {core::control_kind::status, prefill, key, std::nullopt, {}, core::kv_status::failed});
+  link.prefill_end.send(decode,
+                        {core::control_kind::chunk_ready, prefill, {43, 0}, std::nullopt, {}, {}});
   const std::vector<core::control_message> got = decode_side.get();
   EXPECT_EQ(got[0].kind, core::control_kind::abort_ack);
   EXPECT_EQ(got[0].token, token_for(key));
@@ -88,7 +92,8 @@ TEST(TcpMessenger, ReceiveForTimesOutEmptyAndSendToAStrangerIsRefused) {
 
 TEST(TcpMessenger, AMalformedFrameIsRefusedWithOneLineNamingThePeer) {
   link_pair link;
-  std::vector<std::uint8_t> bad = encode_control({core::control_kind::metadata, prefill, {1, 0}, {}, {}, {}});
+  std::vector<std::uint8_t> bad =
+      encode_control({core::control_kind::metadata, prefill, {1, 0}, {}, {}, {}});
   bad[frame_header_bytes] = 42;  // no such control kind
   link.prefill_end.send_raw(decode, bad);
   try {
@@ -107,7 +112,8 @@ TEST(TcpMessenger, AFrameCutShortByAClosedConnectionIsRefused) {
     auto raw = std::async(std::launch::async, [&] {
       auto link = tcp_link::connect("127.0.0.1", port, 5000ms);
       link->write(encode_hello(prefill));
-      const std::vector<std::uint8_t> frame = encode_control({core::control_kind::metadata, prefill, {1, 0}, {}, {1, 2, 3}, {}});
+      const std::vector<std::uint8_t> frame =
+          encode_control({core::control_kind::metadata, prefill, {1, 0}, {}, {1, 2, 3}, {}});
       link->write(std::span(frame).first(frame.size() - 3));  // then the peer goes away
     });
     decode_end.accept_peers(1, 5000ms);
@@ -142,8 +148,9 @@ TEST(TcpMessenger, ConnectingToNobodyGivesUpWithOneLine) {
     lonely.connect(decode, "127.0.0.1", unused, 200ms);
     FAIL() << "connected to a closed port";
   } catch (const control_plane_error& e) {
-    EXPECT_NE(std::string(e.what()).find("control plane: no kvsim peer accepted a connection at 127.0.0.1:" +
-                                         std::to_string(unused) + " within 200 ms"),
+    EXPECT_NE(std::string(e.what()).find(
+                  "control plane: no kvsim peer accepted a connection at 127.0.0.1:" +
+                  std::to_string(unused) + " within 200 ms"),
               std::string::npos)
         << e.what();
   }
@@ -157,7 +164,8 @@ TEST(IdExchange, RankZeroHandsTheSameIdToEveryPeer) {
   auto served = std::async(std::launch::async, [&] { server.serve(id, 3, 5000ms); });
   std::vector<std::future<id_blob>> peers;
   for (core::rank_id rank = 1; rank <= 3; ++rank) {
-    peers.push_back(std::async(std::launch::async, [=] { return fetch_id("127.0.0.1", port, rank, 5000ms); }));
+    peers.push_back(
+        std::async(std::launch::async, [=] { return fetch_id("127.0.0.1", port, rank, 5000ms); }));
   }
   for (auto& p : peers) EXPECT_EQ(p.get(), id);
   served.get();
@@ -179,7 +187,8 @@ TEST(IdExchange, ADuplicateRankIsRefused) {
     served.get();
     FAIL() << "a duplicate rank was served";
   } catch (const control_plane_error& e) {
-    EXPECT_NE(std::string(e.what()).find("claims rank 1, which already has the id"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("claims rank 1, which already has the id"),
+              std::string::npos)
         << e.what();
   }
   second.get();

@@ -1,12 +1,13 @@
 // The transfer scripts of `kvsim real`, run on the host data plane (copies on worker threads,
 // gates that really hold them): page42 red and green, the canary, B2 and B3. The same
 // scripts run on the GPU in tests/real_backend/gpu/.
+#include "real_backend/transfer_script.h"
+
 #include <gtest/gtest.h>
 
 #include "real_backend/script_support.h"
-#include "real_backend/transfer_script.h"
-#include "tests/real_backend/host_data_plane.h"
 #include "tests/real_backend/catalogue_lookup.h"
+#include "tests/real_backend/host_data_plane.h"
 
 namespace kvsim::real {
 namespace {
@@ -32,14 +33,18 @@ TEST(TransferScript, Page42HistoricalCleanupIsFoundOnTheData) {
   ASSERT_EQ(invariants_of(o.findings), "I3,I1,I7") << lines_of(o.findings);
   // Decode freed A's pages at the abort, with prefill's drain-ACK still missing...
   EXPECT_NE(o.findings[0].message.find("I3: rank 1 freed page "), std::string::npos);
-  EXPECT_NE(o.findings[0].message.find(" of room 42/gen 0 while the drain-ACK from rank 0 was still missing"),
+  EXPECT_NE(o.findings[0].message.find(
+                " of room 42/gen 0 while the drain-ACK from rank 0 was still missing"),
             std::string::npos);
   // ...A's held copy then landed in a page that B owned, and B read A's bytes there.
-  EXPECT_TRUE(has(o, "I1: a transfer of room 42/gen 0 wrote destination page ")) << lines_of(o.findings);
-  EXPECT_TRUE(has(o, "had given it to room 42/gen 1; the page holds room 42/gen 0's bytes (logical page 1)"))
+  EXPECT_TRUE(has(o, "I1: a transfer of room 42/gen 0 wrote destination page "))
+      << lines_of(o.findings);
+  EXPECT_TRUE(has(
+      o, "had given it to room 42/gen 1; the page holds room 42/gen 0's bytes (logical page 1)"))
       << lines_of(o.findings);
   EXPECT_TRUE(has(o, "I7: room 42/gen 1 read page ")) << lines_of(o.findings);
-  EXPECT_TRUE(has(o, "and found bytes written for room 42/gen 0 (its logical page 1)")) << lines_of(o.findings);
+  EXPECT_TRUE(has(o, "and found bytes written for room 42/gen 0 (its logical page 1)"))
+      << lines_of(o.findings);
   EXPECT_EQ(o.backend, "host");
   EXPECT_EQ(o.variant, "B1");
   EXPECT_TRUE(o.simulated_peers);

@@ -1,7 +1,8 @@
 // Bounded exhaustive search (sim/dfs.h) on toy worlds built directly: the number of runs
 // without reduction is the number of interleavings, sleep sets cut it when the actors touch
-// nothing in common, a race that needs one order is found with and without the reduction,
-// and the preemption bound orders the searches by size.
+// nothing in common, a race that needs one order is found with and without the reduction
+// (which reaches every outcome the full search reaches), a finding replays strictly, and the
+// preemption bound orders the searches by size.
 #include "sim/dfs.h"
 
 #include <gtest/gtest.h>

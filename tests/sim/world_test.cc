@@ -8,6 +8,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "sim/first_choice.h"
+#include "sim/replay.h"
 #include "tests/sim/two_rank_runs.h"
 
 namespace kvsim::sim {
@@ -17,6 +19,30 @@ using testing::planted_use_after_free;
 using testing::run_random;
 using testing::run_record;
 using testing::run_two_rank;
+
+// Runs that end before any actor ran: Boost.Context cannot switch main to itself, so the
+// world must not suspend main when its first decision already ends the run.
+TEST(World, AWorldWithNoActorsIsQuiescentAtOnce) {
+  first_choice chooser;
+  world w(chooser, world_config{});
+  const run_outcome outcome = w.run();
+  EXPECT_EQ(outcome.end, run_end::quiescent);
+  EXPECT_EQ(outcome.steps, 0u);
+}
+
+TEST(World, AStrictReplayThatMissesItsFirstDecisionDivergesCleanly) {
+  // Two runnable actors; the recording names a subject that is not among them.
+  replay chooser({decision{decision_kind::schedule, 2, 0, 99}}, replay_mode::strict);
+  world w(chooser, world_config{});
+  int ran = 0;
+  w.spawn({0, "a", 0}, [&] { ++ran; });
+  w.spawn({0, "b", 0}, [&] { ++ran; });
+  const run_outcome outcome = w.run();
+  EXPECT_EQ(outcome.end, run_end::diverged);
+  EXPECT_EQ(ran, 0) << "no actor runs past a divergence";
+  ASSERT_TRUE(w.diverged().has_value());
+  EXPECT_EQ(w.diverged()->decision_index, 0u);
+}
 
 TEST(World, SafeTestWorldRunsToQuiescenceWithoutFindings) {
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {

@@ -3,6 +3,7 @@
 # including its workers) leaves only complete trace files: every file in --out loads, and no
 # temporary file remains.
 set -uo pipefail
+set -m  # job control: each background job gets its own process group, workers included
 kvsim="$1"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
@@ -10,7 +11,7 @@ failures=0
 for signal in INT TERM; do
   out="$work/$signal"
   # b2_early_ack with B2 finds on almost every run, so traces are being written all the time.
-  setsid "$kvsim" explore --scenario b2_early_ack --variant B2 --budget 60s --jobs 2 \
+  "$kvsim" explore --scenario b2_early_ack --variant B2 --budget 60s --jobs 2 \
     --out "$out" > /dev/null 2>&1 &
   pid=$!
   for _ in $(seq 1 100); do

@@ -279,6 +279,12 @@ search_result search_dfs(const search_request& request) {
         run_inspecting(setup, chooser, inspect);
       },
       options);
+  if (dfs.nondeterminism) {
+    throw input_error("dfs: the world did not repeat a replayed prefix (decision " +
+                      std::to_string(dfs.nondeterminism->decision_index) + ": expected " +
+                      dfs.nondeterminism->expected + ", got " + dfs.nondeterminism->actual +
+                      "): the scenario is not deterministic");
+  }
   search_result result;
   result.runs = dfs.runs;
   result.findings = dfs.findings;
@@ -289,6 +295,7 @@ search_result search_dfs(const search_request& request) {
     result.first = dfs.first_finding;
     result.first_seed = dfs_seed;
     result.seconds_to_first_finding = result.seconds;  // dfs reports no time of its own
+    result.runs_to_first_finding = dfs.first_finding_run;
     if (request.out_dir) {
       // The finding's decisions replay strictly: record that replay as the trace.
       sim::replay chooser(dfs.first_finding_decisions, sim::replay_mode::strict);

@@ -1,5 +1,7 @@
 // Gated copies on the GPU: a gate kernel holds a transfer in flight on its stream after the
 // pages before it landed; other streams go on; opening the gate lets the rest land.
+#include "real_backend/cuda_transfer_engine.h"
+
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 
 #include "real_backend/cuda_gate.h"
 #include "real_backend/cuda_page_pool.h"
-#include "real_backend/cuda_transfer_engine.h"
 #include "tests/real_backend/gpu/gpu_test_support.h"
 
 namespace kvsim::real {
@@ -44,7 +45,8 @@ void copies_are_held_then_land(int source_device, int destination_device) {
   ASSERT_EQ(engine.held_at(gate).size(), 1u);
   // Another request's transfer on another worker stream is not held.
   const core::transfer_handle free_running = engine.submit({b, 1, {5}, {0}});
-  ASSERT_TRUE(eventually([&] { return engine.poll(free_running) == core::transfer_poll::succeeded; }));
+  ASSERT_TRUE(
+      eventually([&] { return engine.poll(free_running) == core::transfer_poll::succeeded; }));
   EXPECT_TRUE(destination.verify(0, b, 0).intact);
   EXPECT_EQ(engine.poll(held), core::transfer_poll::in_flight);
   gate.open();

@@ -13,9 +13,9 @@ inline const real::device_probe& gpu_probe() {
 
 }  // namespace kvsim::testing
 
-#define KVSIM_REQUIRE_GPU()                                                              \
-  do {                                                                                   \
-    if (::kvsim::testing::gpu_probe().count == 0) {                                      \
-      GTEST_SKIP() << "no CUDA device: " << ::kvsim::testing::gpu_probe().error;         \
-    }                                                                                    \
+#define KVSIM_REQUIRE_GPU()                                                      \
+  do {                                                                           \
+    if (::kvsim::testing::gpu_probe().count == 0) {                              \
+      GTEST_SKIP() << "no CUDA device: " << ::kvsim::testing::gpu_probe().error; \
+    }                                                                            \
   } while (false)

@@ -25,7 +25,8 @@ real_outcome run_on_gpu(const std::string& scenario, const std::string& variant)
   const std::uint32_t ranks =
       spec.kind == scenarios::scenario_kind::transfer ? 2 : spec.topology.attention_group;
   std::vector<int> devices;
-  for (int d = 0; d < testing::gpu_probe().count && devices.size() < ranks; ++d) devices.push_back(d);
+  for (int d = 0; d < testing::gpu_probe().count && devices.size() < ranks; ++d)
+    devices.push_back(d);
   cuda_data_plane plane(devices);
   return spec.kind == scenarios::scenario_kind::transfer
              ? run_transfer_script(spec, *real_variant(variant), variant, plane)
@@ -82,7 +83,7 @@ TEST(Nccl, AllReduceMinMaxAcrossTheDevicesPresent) {
   }
   for (auto& r : results) {
     EXPECT_EQ(r.get(), (std::pair<std::int64_t, std::int64_t>(
-                          100, 100 + static_cast<std::int64_t>(devices.size()) - 1)));
+                           100, 100 + static_cast<std::int64_t>(devices.size()) - 1)));
   }
 }
 
