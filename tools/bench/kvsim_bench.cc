@@ -7,7 +7,7 @@
 //   BM_TestWorldDecisions   the two-rank test world (transfer, abort, collectives, real page
 //                           bytes, I1 and I8 checkers), requests back to back.
 //   BM_ExploreJobs/J        `kvsim explore` on a catalogue scenario with J worker processes,
-//                           the same 4000 seeds each time (real time: the work is in children).
+//                           the same 20,000 seeds each time (real time: the work is in children).
 // All report items_per_second = context switches, decisions or runs per second; the ratios to
 // the raw yield rate, and of --jobs 2 to --jobs 1, are printed at the end.
 #include <benchmark/benchmark.h>
@@ -92,7 +92,7 @@ void BM_ExploreJobs(benchmark::State& state) {
   request.spec = find_scenario(all, "b11_stale_ack", default_catalogue());
   request.variant = kvsim::core::variant::safe();
   request.variant_label = "safe";
-  request.max_seed = 4000;
+  request.max_seed = 20000;
   request.jobs = static_cast<std::uint64_t>(state.range(0));
   std::int64_t runs = 0;
   for (auto _ : state) {

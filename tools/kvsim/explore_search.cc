@@ -155,20 +155,33 @@ search_result search_in_process(const search_request& request, const progress_fn
   sigaddset(&stop, SIGUSR1);
   sigprocmask(SIG_UNBLOCK, &stop, nullptr);
   int status = 0;
+  // Notes go to the parent in batches (a finding at once), so the parent sleeps in poll()
+  // instead of waking for every run and taking CPU from the workers.
+  std::string batch;
+  auto last_flush = steady::now();
+  const auto flush = [&] {
+    std::size_t done = 0;
+    while (done < batch.size()) {
+      const ssize_t wrote = ::write(out_fd, batch.data() + done, batch.size() - done);
+      if (wrote < 0 && errno == EINTR) continue;
+      if (wrote <= 0) _exit(3);  // the parent is gone
+      done += static_cast<std::size_t>(wrote);
+    }
+    batch.clear();
+    last_flush = steady::now();
+  };
   try {
     run_job(
         request, job, start,
         [&](const run_note& n) {
-          const std::string line = encode(n);
-          std::size_t done = 0;
-          while (done < line.size()) {
-            const ssize_t wrote = ::write(out_fd, line.data() + done, line.size() - done);
-            if (wrote < 0 && errno == EINTR) continue;
-            if (wrote <= 0) _exit(3);  // the parent is gone
-            done += static_cast<std::size_t>(wrote);
+          batch += encode(n);
+          if (n.found || batch.size() > 8192 ||
+              steady::now() - last_flush > std::chrono::milliseconds(100)) {
+            flush();
           }
         },
         [&] { return stop_requested == 0; });
+    flush();
   } catch (const std::exception& e) {
     const std::string line = std::string("kvsim explore: worker ") + std::to_string(job) + ": " +
                              e.what() + "\n";
