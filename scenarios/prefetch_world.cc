@@ -75,11 +75,6 @@ struct prefetch_world::parts {
 };
 
 prefetch_world::prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                               std::uint64_t seed)
-    : parts_(std::make_unique<parts>(spec, v, chooser,
-                                     sim::fault_profile::draw(seed, allowed_faults(spec)))) {}
-
-prefetch_world::prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                                const sim::fault_profile& faults)
     : parts_(std::make_unique<parts>(spec, v, chooser, faults)) {}
 

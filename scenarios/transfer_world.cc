@@ -375,11 +375,6 @@ struct transfer_world::parts {
 };
 
 transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                               std::uint64_t seed)
-    : parts_(std::make_unique<parts>(spec, v, chooser,
-                                     sim::fault_profile::draw(seed, allowed_faults(spec)))) {}
-
-transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                                const sim::fault_profile& faults)
     : parts_(std::make_unique<parts>(spec, v, chooser, faults)) {}
 

@@ -17,10 +17,7 @@ namespace kvsim::scenarios {
 
 class transfer_world final : public scenario_world {
  public:
-  // The seed draws the run's fault profile among the faults the scenario allows.
-  transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                 std::uint64_t seed);
-  // An explicit fault profile (replay of a trace, shrinking).
+  // Built through make_scenario_world (which draws the fault profile from a seed).
   transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
                  const sim::fault_profile& faults);
   ~transfer_world();

@@ -42,16 +42,20 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     if (t.pages_copied == t.request.source_pages.size()) {
       return end(handle, core::transfer_poll::succeeded);
     }
-    if (const auto hold = holds_.find(t.request.owner);
-        hold != holds_.end() &&
-        hold->second.before_page == request_pages_copied_[{t.request.owner, t.request.destination_rank}]) {
+    // Only held requests count their pages (a std::map node: the count stays put while the
+    // gate makes this actor wait).
+    const auto hold = holds_.find(t.request.owner);
+    std::uint32_t* request_copied =
+        hold == holds_.end() ? nullptr
+                             : &request_pages_copied_[{t.request.owner, t.request.destination_rank}];
+    if (request_copied != nullptr && hold->second.before_page == *request_copied) {
       hold->second.at->pass();
     }
     if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
     if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
     transfer_record& now = transfers_.at(handle);
     const std::uint32_t i = now.pages_copied++;
-    ++request_pages_copied_[{now.request.owner, now.request.destination_rank}];
+    if (request_copied != nullptr) ++*request_copied;
     const core::page_index source_page = now.request.source_pages[i];
     const core::page_index destination_page = now.request.destination_pages[i];
     memories_.at(now.request.destination_rank)

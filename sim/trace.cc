@@ -460,15 +460,10 @@ json to_json(const trace& t) {
               {"finding", t.found ? finding_json(*t.found) : json(nullptr)}};
 }
 
-void write_trace(const std::filesystem::path& path, const trace& t) {
-  const std::string prefix = display(path) + ": cannot write trace: ";
+void write_file_atomically(const std::filesystem::path& path, std::string_view text,
+                           std::string_view what) {
+  const std::string prefix = display(path) + ": cannot write " + std::string(what) + ": ";
   if (!path.has_filename()) throw trace_error(prefix + "the path names a directory, not a file");
-  std::string text;
-  try {
-    text = render(to_json(t));
-  } catch (const json::exception& e) {
-    throw trace_error(prefix + one_line(e.what()));
-  }
   std::filesystem::path temporary_path = path;
   temporary_path += ".tmp";
   temporary_file temporary(temporary_path);
@@ -480,6 +475,16 @@ void write_trace(const std::filesystem::path& path, const trace& t) {
   check(temporary.sync_and_close(), "syncing " + display(temporary_path));
   check(temporary.rename_over(path), "renaming " + display(temporary_path) + " over it");
   sync_directory(path);
+}
+
+void write_trace(const std::filesystem::path& path, const trace& t) {
+  std::string text;
+  try {
+    text = render(to_json(t));
+  } catch (const json::exception& e) {
+    throw trace_error(display(path) + ": cannot write trace: " + one_line(e.what()));
+  }
+  write_file_atomically(path, text, "trace");
 }
 
 trace load_trace(const std::filesystem::path& path) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/actor_name.h"
@@ -56,5 +57,10 @@ nlohmann::json to_json(const trace& t);
 void write_trace(const std::filesystem::path& path, const trace& t);
 
 trace load_trace(const std::filesystem::path& path);
+
+// The atomic write under write_trace, for any text (exports, result files): temp file in the
+// same directory, fsync, rename. `what` names the file's kind in the one-line trace_error.
+void write_file_atomically(const std::filesystem::path& path, std::string_view text,
+                           std::string_view what);
 
 }  // namespace kvsim::sim

@@ -12,6 +12,7 @@
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/prefetch_world.h"
+#include "scenarios/scenario_world.h"
 #include "sim/first_choice.h"
 
 namespace kvsim::scenarios {
@@ -34,13 +35,13 @@ struct hicache_outcome {
 hicache_outcome run_scripted(const std::string& scenario, core::variant v) {
   const scenario_spec spec = from_catalogue(scenario);
   sim::first_choice chooser;
-  prefetch_world w(spec, v, chooser, 1);
+  const auto w = make_scenario_world(spec, v, chooser, 1);
   properties::checker_set checkers(0, spec.heal_bound_us);
-  checkers.attach(w.world());
+  checkers.attach(w->world());
   hicache_outcome out;
-  out.end = w.run().end;
-  out.found = w.world().found();
-  out.tally = tally_prefetch(w.world());
+  out.end = w->run().end;
+  out.found = w->world().found();
+  out.tally = tally_prefetch(w->world());
   return out;
 }
 

@@ -7,7 +7,7 @@
 #include <set>
 
 #include "scenarios/catalogue.h"
-#include "scenarios/transfer_world.h"
+#include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
 namespace kvsim::scenarios {
@@ -37,11 +37,11 @@ struct page42_outcome {
 
 page42_outcome run_page42(core::variant v, std::uint64_t seed) {
   sim::random_walk chooser(seed);
-  transfer_world w(page42(), v, chooser, seed);
-  w.run();  // no checkers: the test reads the outcome from the events itself
+  const auto w = make_scenario_world(page42(), v, chooser, seed);
+  w->run();  // no checkers: the test reads the outcome from the events itself
   page42_outcome out;
   bool b_owns = false;
-  for (const sim::sim_event& e : w.world().events()) {
+  for (const sim::sim_event& e : w->world().events()) {
     if (const auto* decided = std::get_if<sim::core_decided>(&e.body)) {
       if (decided->what.rank != decode_rank) continue;
       if (const auto* allocated = std::get_if<core::pages_allocated>(&decided->what.body)) {

@@ -1,10 +1,10 @@
 #include "tools/kvsim/explore_report.h"
 
 #include <cstdio>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 
+#include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 
 namespace kvsim::tools {
@@ -130,22 +130,10 @@ std::string junit_xml(const std::vector<explore_row>& rows) {
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  const std::filesystem::path temporary = path.string() + ".tmp";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw input_error("cannot write " + path.string());
-    }
-  }
-  std::error_code error;
-  std::filesystem::rename(temporary, path, error);
-  if (error) {
-    std::filesystem::remove(temporary, error);
-    throw input_error("cannot write " + path.string());
+  try {
+    sim::write_file_atomically(path, text, "output");
+  } catch (const sim::trace_error& e) {
+    throw input_error(e.what());
   }
 }
 

@@ -25,7 +25,7 @@ const char* to_string(expectation e);
 void print_table(std::ostream& out, const std::vector<explore_row>& rows);
 nlohmann::json rows_json(const std::vector<explore_row>& rows);
 std::string junit_xml(const std::vector<explore_row>& rows);
-// Writes `text` to `path` atomically (temp file + rename); input_error on failure.
+// sim::write_file_atomically, failing with input_error (exit 2) instead of trace_error.
 void write_file_atomically(const std::filesystem::path& path, const std::string& text);
 
 }  // namespace kvsim::tools

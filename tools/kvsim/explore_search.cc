@@ -289,7 +289,8 @@ search_result search_dfs(const search_request& request) {
   const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults};
   const sim::dfs_result dfs = sim::dfs_search(
       [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-        run_inspecting(setup, chooser, inspect);
+        run_inspecting(setup, chooser,
+                       [&](const sim::world& w, const sim::run_outcome&) { inspect(w); });
       },
       options);
   if (dfs.nondeterminism) {

@@ -13,31 +13,28 @@ sim::fault_profile faults_for(const scenarios::scenario_spec& spec, std::uint64_
 }
 
 run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
-  const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
-  properties::checker_set checkers(0, setup.spec.heal_bound_us);
-  checkers.attach(w->world());
   run_report report;
-  report.outcome = w->run();
-  const sim::world& world = w->world();
-  report.found = world.found();
-  report.diverged = world.diverged();
-  report.decisions = world.decisions();
-  report.decision_hash = sim::decision_hash(report.decisions);
-  if (what == keep::outcome_only || (what == keep::on_finding && !report.found)) return report;
-  report.events = world.events();
-  report.actors = world.actor_names();
-  report.trace = sim::capture_trace(world, scenarios::to_json(setup.spec), setup.variant.name(),
-                                    setup.strategy_name, setup.seed);
+  run_inspecting(setup, chooser, [&](const sim::world& world, const sim::run_outcome& outcome) {
+    report.outcome = outcome;
+    report.found = world.found();
+    report.diverged = world.diverged();
+    report.decisions = world.decisions();
+    report.decision_hash = sim::decision_hash(report.decisions);
+    if (what == keep::outcome_only || (what == keep::on_finding && !report.found)) return;
+    report.events = world.events();
+    report.actors = world.actor_names();
+    report.trace = sim::capture_trace(world, scenarios::to_json(setup.spec), setup.variant.name(),
+                                      setup.strategy_name, setup.seed);
+  });
   return report;
 }
 
-void run_inspecting(const run_setup& setup, sim::strategy& chooser,
-                    const std::function<void(const sim::world&)>& inspect) {
+void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect) {
   const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
   properties::checker_set checkers(0, setup.spec.heal_bound_us);
   checkers.attach(w->world());
-  w->run();
-  inspect(w->world());
+  const sim::run_outcome outcome = w->run();
+  inspect(w->world(), outcome);
 }
 
 std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path& path) {

@@ -49,8 +49,8 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what = 
 
 // Runs one world like run_once and hands the finished world to `inspect` (exhaustive search
 // reads its decisions and events) before it is destroyed.
-void run_inspecting(const run_setup& setup, sim::strategy& chooser,
-                    const std::function<void(const sim::world&)>& inspect);
+using inspector = std::function<void(const sim::world&, const sim::run_outcome&)>;
+void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect);
 
 // The catalogue at `path` (input_error with the catalogue's own one-line message).
 std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path& path);
