@@ -3,6 +3,7 @@
 #   tools/run.sh demo  [--preset P]   build, then run the main job (kvsim demo)
 #   tools/run.sh test  [--preset P]   build, then run the whole test suite with ctest
 #   tools/run.sh build [--preset P]   build only
+#   tools/run.sh deps                 install what is missing, nothing else
 # Presets (CMakePresets.json): default (Release with assertions), debug, asan.
 set -euo pipefail
 
@@ -18,6 +19,7 @@ packages=(
   libboost-dev libboost-fiber-dev libboost-context-dev libboost-program-options-dev
   libgtest-dev libgmock-dev librapidcheck-dev libbenchmark-dev
   nlohmann-json3-dev libsodium-dev
+  python3 ccache
 )
 
 install_missing() {
@@ -54,7 +56,7 @@ configure_and_build() {
 }
 
 command="${1:-}"
-[[ -n "$command" ]] || die "usage: tools/run.sh demo|test|build [--preset default|debug|asan]"
+[[ -n "$command" ]] || die "usage: tools/run.sh demo|test|build|deps [--preset default|debug|asan]"
 shift
 preset=default
 while [[ $# -gt 0 ]]; do
@@ -80,7 +82,10 @@ case "$command" in
     configure_and_build "$preset"
     "$build_dir/bin/kvsim" demo
     ;;
+  deps)
+    install_missing
+    ;;
   *)
-    die "unknown command '$command' (demo, test, build)"
+    die "unknown command '$command' (demo, test, build, deps)"
     ;;
 esac

@@ -1,6 +1,6 @@
 // kvsim explore [--scenario NAME | --all] [--variant V] [--strategy S] [--budget T | --runs N]
 //               [--jobs N] [--shard I/N] [--out DIR] [--json FILE] [--junit FILE]
-//               [--catalogue FILE]
+//               [--catalogue FILE] [--stop-at-first]
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,7 +19,7 @@ namespace {
 constexpr const char* help =
     "usage: kvsim explore [--scenario NAME | --all] [--variant V] [--strategy S]\n"
     "                     [--budget T | --runs N] [--jobs N] [--shard I/N] [--out DIR]\n"
-    "                     [--json FILE] [--junit FILE] [--catalogue FILE]\n"
+    "                     [--json FILE] [--junit FILE] [--catalogue FILE] [--stop-at-first]\n"
     "  Searches until the budget is spent and reports what it found.\n"
     "  --scenario  one scenario, with --variant (default safe); expected: found when the\n"
     "              variant is the scenario's breaking one, else clean\n"
@@ -34,6 +34,8 @@ constexpr const char* help =
     "              give the unsharded seeds\n"
     "  --out       write each finding's trace (the first 10 per search and job) to DIR\n"
     "  --json      write the rows as a JSON array to FILE; --junit: JUnit XML to FILE\n"
+    "  --stop-at-first  every search ends at its first finding (a yes/no answer, as\n"
+    "              tools/mutate.sh asks; --all's breaking rows always do)\n"
     "  exit: 0 every expectation held, 1 one did not, 2 bad input\n";
 
 double parse_budget(const std::string& text) {
@@ -100,7 +102,8 @@ int cmd_explore(const arguments& args, std::ostream& out) {
                               {"--out", true},
                               {"--json", true},
                               {"--junit", true},
-                              {"--catalogue", true}});
+                              {"--catalogue", true},
+                              {"--stop-at-first"}});
   if (flags.has("--help")) {
     out << help;
     return 0;
@@ -136,6 +139,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
   }
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
   const auto all = load_scenarios(catalogue);
+  const bool every_search_stops_early = flags.has("--stop-at-first");
 
   std::vector<explore_row> rows;
   const auto add_row = [&](const scenarios::scenario_spec& spec, core::variant variant,
@@ -150,14 +154,14 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     for (const auto& spec : all) {
       add_row(spec, scenarios::breaking_variant(spec), spec.expect.breaking_variant,
               expectation::found, true);
-      add_row(spec, core::variant::safe(), "safe", expectation::clean, false);
+      add_row(spec, core::variant::safe(), "safe", expectation::clean, every_search_stops_early);
     }
   } else {
     const auto spec = find_scenario(all, *flags.value("--scenario"), catalogue);
     const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
     const bool breaking = variant == scenarios::breaking_variant(spec);
     add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
-            false);
+            every_search_stops_early);
   }
 
   progress_line progress;
