@@ -218,7 +218,8 @@ TEST(KvsimExplore, AllWritesJsonAndJunitAndExitsOneWhenAnExpectationFails) {
       call(cmd_explore, {"--all", "--runs", "40", "--catalogue", catalogue.string(), "--json",
                          (dir / "rows.json").string(), "--junit", (dir / "junit.xml").string()});
   const auto rows = nlohmann::json::parse(read(dir / "rows.json"));
-  ASSERT_EQ(rows.size(), 2 * load_scenarios(catalogue).size());
+  ASSERT_EQ(rows.size(), 2 * load_scenarios(catalogue).size() + 1);  // + the generated row
+  EXPECT_EQ(rows.back()["scenario"], "generated");
   int unmet = 0;
   for (const auto& row : rows) {
     for (const char* field : {"scenario", "variant", "strategy", "expected", "result", "runs",
@@ -234,6 +235,25 @@ TEST(KvsimExplore, AllWritesJsonAndJunitAndExitsOneWhenAnExpectationFails) {
   const std::string junit = read(dir / "junit.xml");
   EXPECT_NE(junit.find("failures=\"" + std::to_string(unmet) + "\""), std::string::npos) << junit;
   EXPECT_NE(c.out.find("scenario"), std::string::npos);
+}
+
+TEST(KvsimExplore, StopAtFirstEndsASearchAtItsFirstFinding) {
+  // page42 with B1 finds something on most seeds: without the flag every one of 30 runs is
+  // searched; with it the search stops at the first finding (what tools/mutate.sh relies on).
+  const fs::path dir = fresh_dir("stop_at_first");
+  const auto rows_of = [&](std::vector<std::string> extra) {
+    arguments args{"--scenario", "page42", "--variant", "B1", "--runs", "30", "--json",
+                   (dir / "rows.json").string()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const captured c = call(cmd_explore, args);
+    EXPECT_EQ(c.code, 0);  // B1 is page42's breaking variant: found is what was expected
+    return nlohmann::json::parse(read(dir / "rows.json")).at(0);
+  };
+  const auto full = rows_of({});
+  const auto stopped = rows_of({"--stop-at-first"});
+  EXPECT_GT(full["findings"].get<int>(), 1);
+  EXPECT_EQ(stopped["findings"].get<int>(), 1);
+  EXPECT_LT(stopped["runs"].get<int>(), full["runs"].get<int>());
 }
 
 TEST(KvsimExplore, FlagsAreCheckedBeforeAnythingRuns) {

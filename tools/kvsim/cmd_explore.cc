@@ -1,4 +1,4 @@
-// kvsim explore [--scenario NAME | --all] [--variant V] [--strategy S] [--budget T | --runs N]
+// kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S] [--budget T | --runs N]
 //               [--jobs N] [--shard I/N] [--out DIR] [--json FILE] [--junit FILE]
 //               [--catalogue FILE] [--stop-at-first]
 #include <unistd.h>
@@ -11,20 +11,25 @@
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/explore_report.h"
 #include "tools/kvsim/run_one.h"
+#include "scenarios/scenario_generator.h"
 #include "scenarios/scenario_world.h"
 
 namespace kvsim::tools {
 namespace {
 
 constexpr const char* help =
-    "usage: kvsim explore [--scenario NAME | --all] [--variant V] [--strategy S]\n"
+    "usage: kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S]\n"
     "                     [--budget T | --runs N] [--jobs N] [--shard I/N] [--out DIR]\n"
     "                     [--json FILE] [--junit FILE] [--catalogue FILE] [--stop-at-first]\n"
     "  Searches until the budget is spent and reports what it found.\n"
     "  --scenario  one scenario, with --variant (default safe); expected: found when the\n"
     "              variant is the scenario's breaking one, else clean\n"
+    "  --generate  every seed draws a fresh scenario from the schema (the scenario swarm:\n"
+    "              topology, requests, aborts, gates, faults); expected: clean with safe,\n"
+    "              found with any other variant; findings carry their scenario inline\n"
     "  --all       every scenario twice: its breaking variant (expected found; stops at the\n"
-    "              first finding) and safe (expected clean); prints a table\n"
+    "              first finding) and safe (expected clean), and a generated row with safe;\n"
+    "              prints a table\n"
     "  --strategy  random (default), pct:D, dfs or dfs:P (exhaustive, preemption bound P,\n"
     "              sleep sets; one process; --runs caps its runs)\n"
     "  --budget    time: 500ms, 30s, 2m (split evenly over the searches with --all)\n"
@@ -93,6 +98,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"},
                               {"--scenario", true},
                               {"--all"},
+                              {"--generate"},
                               {"--variant", true},
                               {"--strategy", true},
                               {"--budget", true},
@@ -108,8 +114,8 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     out << help;
     return 0;
   }
-  if (flags.has("--all") == flags.has("--scenario")) {
-    throw usage_error("give exactly one of --scenario NAME and --all");
+  if (int{flags.has("--all")} + int{flags.has("--scenario")} + int{flags.has("--generate")} != 1) {
+    throw usage_error("give exactly one of --scenario NAME, --generate and --all");
   }
   if (flags.has("--all") && flags.has("--variant")) {
     throw usage_error("--all runs each scenario's breaking variant and safe; --variant is for --scenario");
@@ -125,6 +131,9 @@ int cmd_explore(const arguments& args, std::ostream& out) {
       has_budget ? std::nullopt : std::optional(flags.number_or("--runs", 1000, 1));
   const std::uint64_t jobs = flags.number_or("--jobs", 1, 1, 256);
   const shard_spec shard = flags.has("--shard") ? parse_shard(*flags.value("--shard")) : shard_spec{};
+  if (strategy.family == strategy_family::dfs && flags.has("--generate")) {
+    throw usage_error("dfs explores one scenario; --generate draws one per seed (use random or pct)");
+  }
   if (strategy.family == strategy_family::dfs && (jobs > 1 || shard.count > 1)) {
     throw usage_error("dfs runs in one process: --jobs and --shard apply to random and pct");
   }
@@ -143,19 +152,34 @@ int cmd_explore(const arguments& args, std::ostream& out) {
 
   std::vector<explore_row> rows;
   const auto add_row = [&](const scenarios::scenario_spec& spec, core::variant variant,
-                           std::string label, expectation expected, bool stop_at_first) {
+                           std::string label, expectation expected, bool stop_at_first,
+                           bool generate = false) {
     explore_row row;
     row.request = search_request{spec, variant, std::move(label), strategy, runs, std::nullopt,
                                  shard, jobs, stop_at_first, out_dir};
+    row.request.generate = generate;
     row.expected = expected;
     rows.push_back(std::move(row));
   };
+  // The row of a generated search: named like its scenarios (each seed's is drawn in the run).
+  scenarios::scenario_spec generated;
+  generated.name = scenarios::generated_scenario_name;
+  // dfs needs one fixed scenario: --all with dfs leaves the generated row out.
+  const bool generated_row = strategy.family != strategy_family::dfs;
   if (flags.has("--all")) {
     for (const auto& spec : all) {
       add_row(spec, scenarios::breaking_variant(spec), spec.expect.breaking_variant,
               expectation::found, true);
       add_row(spec, core::variant::safe(), "safe", expectation::clean, every_search_stops_early);
     }
+    if (generated_row) {
+      add_row(generated, core::variant::safe(), "safe", expectation::clean, every_search_stops_early,
+              true);
+    }
+  } else if (flags.has("--generate")) {
+    const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
+    add_row(generated, variant, variant.name(),
+            variant.is_safe() ? expectation::clean : expectation::found, every_search_stops_early, true);
   } else {
     const auto spec = find_scenario(all, *flags.value("--scenario"), catalogue);
     const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));

@@ -17,6 +17,7 @@
 #include "sim/dfs.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
+#include "scenarios/scenario_generator.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/run_one.h"
 
@@ -93,8 +94,10 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
     if (request.budget_seconds && seconds_since(start) >= *request.budget_seconds) return;
     const auto seed = seeds.next();
     if (!seed) return;
-    const run_setup setup{request.spec, request.variant, request.strategy.text(), *seed,
-                          faults_for(request.spec, *seed)};
+    const scenarios::scenario_spec spec =
+        request.generate ? scenarios::generate_scenario(*seed) : request.spec;
+    const run_setup setup{spec, request.variant, request.strategy.text(), *seed,
+                          faults_for(spec, *seed)};
     const auto chooser = request.strategy.make(*seed);
     const bool want_trace = request.out_dir && traces < request.traces_max;
     run_report report = run_once(setup, *chooser, want_trace ? keep::on_finding : keep::outcome_only);

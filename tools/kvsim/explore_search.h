@@ -32,6 +32,9 @@ struct search_request {
   bool stop_at_first_finding = false;
   std::optional<std::filesystem::path> out_dir;  // where finding traces go
   std::uint64_t traces_max = 10;                 // per job: the first findings only
+  // --generate: every seed draws its own scenario (scenarios::generate_scenario); `spec` is
+  // then only the row's name.
+  bool generate = false;
 };
 
 struct search_result {

@@ -10,12 +10,14 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import fcntl
+import functools
 import hashlib
 import json
 import os
 import pathlib
 import queue
 import random
+import signal
 import subprocess
 import sys
 import threading
@@ -105,6 +107,12 @@ def read_reasoned_lines(path: str, what: str) -> list[tuple[str, str]]:
     return entries
 
 
+@functools.lru_cache(maxsize=None)
+def source_text(file: str) -> str:
+    """A core file as the mutants were made from it (read once per run)."""
+    return (repo / file).read_text()
+
+
 def core_files(only: list[str], skipped_files: set[str]) -> list[str]:
     every = sorted(str(p.relative_to(repo)) for p in (repo / "core").glob("*.cc"))
     if not only:
@@ -132,7 +140,7 @@ def planted_mutants(path: str) -> list[mutation_operators.mutant]:
             raise tool_failure(f"{path}:{number}: want FILE<TAB>TEXT<TAB>REPLACEMENT<TAB>NAME")
         file, find, replacement, name = fields
         try:
-            text = (repo / file).read_text()
+            text = source_text(file)
         except OSError:
             raise tool_failure(f"{path}:{number}: no file {file} in the repository") from None
         if text.count(find) != 1:
@@ -158,7 +166,8 @@ class row:
     def as_json(self) -> dict:
         m = self.mutant
         return {
-            "id": m.id, "file": m.file, "line": m.line, "operator": m.operator, "diff": m.diff(),
+            "id": m.id, "file": m.file, "line": m.line, "function": m.function, "operator": m.operator,
+            "diff": m.diff(),
             "status": self.status,
             "scenario": self.killer.scenario if self.killer and self.killer.killed else None,
             "strategy": self.killer.strategy if self.killer and self.killer.killed else None,
@@ -180,7 +189,7 @@ def generate_rows(args: argparse.Namespace) -> list[row]:
     rows: list[row] = []
     if not args.planted_only:
         for file in core_files(args.only, skipped_files):
-            text = (repo / file).read_text()
+            text = source_text(file)
             for m in mutation_operators.generate(file, text, skipped_functions.get(file, set())):
                 rows.append(row(m))
     if args.sample is not None and args.sample < len(rows):
@@ -278,6 +287,9 @@ def judge_rows(args: argparse.Namespace, rows: list[row]) -> dict:
     sys.stderr.write(f"mutate: {len(scenarios)} scenarios x {len(plan.strategies)} strategies x {plan.runs} runs; "
                      f"clean core judged in {baseline.seconds:.1f}s; timeout per mutant {search_timeout_s:.0f}s\n")
 
+    # The texts the mutants were made from, read once: an edit of the work tree during a long
+    # run must not become part of every later mutant.
+    sources = {f: source_text(f) for f in {r.mutant.file for r in rows}}
     to_judge: queue.Queue[row] = queue.Queue()
     for r in rows:
         if r.status == "pending":
@@ -295,7 +307,7 @@ def judge_rows(args: argparse.Namespace, rows: list[row]) -> dict:
                 except queue.Empty:
                     return
                 m = r.mutant
-                original = originals.setdefault(m.file, (repo / m.file).read_text())
+                original = originals.setdefault(m.file, sources[m.file])
                 tree.write_source(m.file, m.apply(original))
                 try:
                     ok, error = tree.build_targets(build_parallel, timeout_s=900)
@@ -333,6 +345,7 @@ def judge_rows(args: argparse.Namespace, rows: list[row]) -> dict:
 
 
 def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `--list | head` ends quietly
     args = parse_arguments(argv)
     try:
         if args.json and not pathlib.Path(args.json).resolve().parent.is_dir():

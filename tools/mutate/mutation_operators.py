@@ -52,6 +52,7 @@ class mutant:
     # `if (variant_.has(bug::X) && ...) {...}` or in that condition's other conjuncts): the
     # judged core is `safe`, which switches none on, so the mutant cannot change its runs.
     variant_only: str | None = None
+    function: str = ""  # the function the mutant is in, as written: "page_ledger::release"
 
     def apply(self, text: str) -> str:
         return text[: self.start] + self.replacement + text[self.end :]
@@ -127,6 +128,7 @@ class _generator:
                 before=before,
                 after=after,
                 variant_only=only_under,
+                function=next((b.name for b in self.bodies if b.open_brace < start <= b.close_brace), ""),
             )
         )
 
