@@ -27,6 +27,11 @@ using core::room_key;
 
 // One event-loop iteration of a scheduler takes this much virtual time.
 constexpr std::uint64_t poll_interval_us = 5;
+// Prefill computes a request's chunks one after another: this much virtual time between two
+// chunks, so that an abort can land between them (a chunk queued, the next not yet).
+constexpr std::uint64_t chunk_compute_us = 5;
+// Tags of the world's own data decisions (sim::world::choose).
+constexpr std::uint64_t choice_free_source_now = 0xf5ee;
 constexpr std::uint32_t tombstones_max = 64;
 
 core::cluster_key world_key() {
@@ -62,6 +67,7 @@ struct transfer_world::parts {
     core::prefill_sender sender;
     std::map<room_key, std::map<rank_id, std::vector<page_index>>> metadata;
     std::set<room_key> aborts_seen;
+    std::map<room_key, std::size_t> chunks_queued;  // to every decode rank
     sim::wait_queue news;
     bool scheduler_done = false;
   };
@@ -171,23 +177,42 @@ struct transfer_world::parts {
       send_outcome(p, key, true);
       return;
     }
+    const bool fails_here = req.abort && req.origin == abort_origin::prefill;
+    bool failed_here = false;
+    const auto fail_here = [&] {
+      me.sender.fail(key);  // a prefill-side failure decode did not ask for (B8)
+      failed_here = true;
+      open_gates_of(r);
+    };
+    if (fails_here && !has_gate(r) &&
+        (req.abort == abort_phase::before_open || req.abort == abort_phase::before_transfer)) {
+      fail_here();  // before any chunk is queued
+    }
     while (me.metadata[key].size() < decode_ranks.size() && !me.lifetimes.is_closed(key)) {
       me.news.wait();
     }
     send_chunks(me, req, key, source);
-    bool failed_here = false;
+    bool source_freed = false;
     while (me.sender.in_flight(key)) {
       // With a gate, the failure lands while the gate holds the transfer (scripted);
       // without one, the search decides when.
-      if (req.abort && req.origin == abort_origin::prefill && !failed_here &&
+      if (fails_here && !failed_here &&
           (has_gate(r) ? gate_waiting(r) : world.fault(sim::fault_kind::abort))) {
-        me.sender.fail(key);  // a prefill-side failure decode did not ask for (B8)
-        failed_here = true;
-        open_gates_of(r);
+        fail_here();
+      }
+      // A real scheduler frees a request's source pages once it is over for it (aborted or
+      // failed), whatever its transfers still do: the ledger must hold back what they still
+      // read. The search decides when, so the free lands mid-transfer as often as after it.
+      if (!source_freed && me.lifetimes.is_closed(key) && world.choose(choice_free_source_now, 2) == 1) {
+        me.sender.finish(key);
+        source_freed = true;
       }
       me.sender.poll();
       if (me.sender.in_flight(key)) world.wait_virtual(poll_interval_us);
     }
+    // A failure the scenario asks for always happens: if the transfers ended first, it lands
+    // now, before the outcome goes out.
+    if (fails_here && !failed_here) fail_here();
     // The outcome goes to every decode rank: a failure is propagated, so that a decode rank
     // that did not abort itself still drains before it frees (DOMAIN.md, the fixed protocol).
     send_outcome(p, key, me.lifetimes.is_closed(key) || me.sender.chunk_failed(key));
@@ -222,7 +247,8 @@ struct transfer_world::parts {
         const std::vector<page_index> dst(it->second.begin() + from, it->second.begin() + to);
         if (!me.sender.send_chunk(key, d, src, dst, req.siblings)) return;  // closed: stop
       }
-      world.step();
+      ++me.chunks_queued[key];
+      if (c + 1 < chunks) world.wait_virtual(chunk_compute_us);  // computing the next chunk
     }
   }
 
@@ -307,6 +333,36 @@ struct transfer_world::parts {
     return false;
   }
 
+  // Whether a decode-side abort of request r lands now. With a gate it lands exactly while
+  // the gate holds the transfer (scripted: "during the transfer" or, with the gate in the last
+  // chunk, "after the last chunk was queued"). Without one the search places it inside its
+  // phase's window: during_transfer while a transfer of the request is in flight,
+  // after_transfer once every chunk is queued, anytime from the first poll. An abort the
+  // scenario asks for always happens: when the window closes without it (decode sees the
+  // transfer complete), it lands at the last moment, before decode takes the pages.
+  bool abort_due(std::size_t r, bool complete) {
+    if (has_gate(r)) return gate_waiting(r) || complete;
+    const request_spec& req = spec.requests[r];
+    bool in_window = true;
+    if (req.abort == abort_phase::during_transfer) in_window = any_in_flight(keys[r]);
+    if (req.abort == abort_phase::after_transfer) in_window = all_chunks_queued(r);
+    return (in_window && world.fault(sim::fault_kind::abort)) || complete;
+  }
+
+  // The world's view of the prefill side (test glue, to place an abort in its phase).
+  bool any_in_flight(const room_key& key) const {
+    return std::any_of(prefill.begin(), prefill.end(),
+                       [&](const auto& entry) { return entry.second->sender.in_flight(key); });
+  }
+
+  bool all_chunks_queued(std::size_t r) const {
+    const std::size_t chunks = std::max<std::size_t>(1, spec.requests[r].chunks);
+    return std::all_of(prefill.begin(), prefill.end(), [&](const auto& entry) {
+      const auto it = entry.second->chunks_queued.find(keys[r]);
+      return it != entry.second->chunks_queued.end() && it->second >= chunks;
+    });
+  }
+
   void abort_request(decode_rank_parts& me, std::size_t r) {
     const std::optional<std::uint64_t> deadline =
         spec.faults.deadline_us ? std::optional(world.now_us() + *spec.faults.deadline_us)
@@ -338,20 +394,16 @@ struct transfer_world::parts {
       open_pending_gates(me);  // an earlier aborted request's held transfer may now resume
       receive_all(d);
       if (me.receiver.finished(key) || me.receiver.quarantined(key)) return;
-      if (me.receiver.transfer_complete(key)) {
+      const bool complete = me.receiver.transfer_complete(key);
+      if (wants_abort && !me.receiver.aborting(key) && abort_due(r, complete)) {
+        abort_request(me, r);
+        continue;  // B1 finishes at once; otherwise the next iteration opens the gate
+      }
+      if (complete) {
         const auto& pages = me.receiver.pages(key);
         for (std::uint32_t j = 0; j < pages.size(); ++j) me.memory.verify(pages[j], key, j);
         me.receiver.complete(key);
         return;
-      }
-      if (wants_abort && !me.receiver.aborting(key)) {
-        // With a gate, the abort lands exactly while the gate holds the transfer (scripted:
-        // "during the transfer" or, with the gate in the last chunk, "after the last chunk was
-        // queued"); without one, the search decides when.
-        if (has_gate(r) ? gate_waiting(r) : world.fault(sim::fault_kind::abort)) {
-          abort_request(me, r);
-          continue;  // B1 finishes at once; otherwise the next iteration opens the gate
-        }
       }
       // A held transfer resumes once the request is aborting here, whoever started the
       // abort (this rank, or a prefill-side failure it learned of); and a held transfer of a

@@ -26,7 +26,9 @@ fault_profile fault_profile::draw(std::uint64_t seed, std::uint32_t allowed_mask
   rng random(seed ^ profile_stream_salt);
   fault_profile profile;
   for (std::size_t i = 0; i < fault_kind_count; ++i) {
-    const bool on = random.below(2) == 1;
+    // An abort the scenario asks for always happens: only its timing (the level) is drawn,
+    // never a switch that would leave half the seeds without it.
+    const bool on = random.below(2) == 1 || static_cast<fault_kind>(i) == fault_kind::abort;
     const std::uint32_t level = levels_per_million[random.below(levels_per_million.size())];
     if (((allowed_mask >> i) & 1u) != 0 && on) profile.per_million[i] = level;
   }

@@ -361,7 +361,11 @@ class TimelineExportScenario : public ::testing::TestWithParam<export_case> {};
 TEST_P(TimelineExportScenario, TraceIsWellFormedAndTheTextLogHasALinePerStep) {
   const export_case& c = GetParam();
   const core::variant v = c.bug ? core::variant::with(*c.bug) : core::variant::safe();
-  const exported_run run = run_exported(from_catalogue(c.scenario), v, 7);
+  // A bug that is a race shows on some seeds only: the first of a few that shows it.
+  exported_run run = run_exported(from_catalogue(c.scenario), v, 7);
+  for (std::uint64_t seed = 8; c.expect_finding && !run.found && seed < 60; ++seed) {
+    run = run_exported(from_catalogue(c.scenario), v, seed);
+  }
   EXPECT_EQ(run.found.has_value(), c.expect_finding)
       << (run.found ? run.found->message : "no finding");
   expect_well_formed(run);
