@@ -73,6 +73,8 @@ scenario_spec transfer_scenario(draw& d) {
   f.message_delay = d.coin();
   f.message_duplicate = d.coin();
   f.message_drop = d.coin();
+  f.message_replay = d.coin();
+  f.message_forge = d.coin();
   if (d.coin()) f.deadline_us = d.in(20, 400);
   s.expect = {"B1", "I3"};  // required by the schema; a generated search expects safe clean
   return s;

@@ -228,7 +228,8 @@ class scenario_parser {
     in_.object(value, path);
     in_.only_keys(value, path,
                   {"gates", "transfer_stall", "transfer_fail", "transfer_timeout_unconfirmed",
-                   "message_delay", "message_duplicate", "message_drop", "deadline_us",
+                   "message_delay", "message_duplicate", "message_drop", "message_replay",
+                   "message_forge", "deadline_us",
                    "prefetch_states"});
     fault_spec f;
     if (const json* gates = json_reader::optional(value, "gates")) {
@@ -249,6 +250,8 @@ class scenario_parser {
     flag("message_delay", f.message_delay);
     flag("message_duplicate", f.message_duplicate);
     flag("message_drop", f.message_drop);
+    flag("message_replay", f.message_replay);
+    flag("message_forge", f.message_forge);
     if (const json* deadline = json_reader::optional(value, "deadline_us")) {
       f.deadline_us = in_.u64(*deadline, member_path(path, "deadline_us"), 1);
     }

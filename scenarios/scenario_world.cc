@@ -38,6 +38,8 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
   if (f.message_delay) mask |= bit(sim::fault_kind::message_delay);
   if (f.message_duplicate) mask |= bit(sim::fault_kind::message_duplicate);
   if (f.message_drop) mask |= bit(sim::fault_kind::message_drop);
+  if (f.message_replay) mask |= bit(sim::fault_kind::message_replay);
+  if (f.message_forge) mask |= bit(sim::fault_kind::message_forge);
   return mask;
 }
 

@@ -43,6 +43,8 @@ json faults_json(const fault_spec& f) {
            {"message_delay", f.message_delay},
            {"message_duplicate", f.message_duplicate},
            {"message_drop", f.message_drop},
+           {"message_replay", f.message_replay},
+           {"message_forge", f.message_forge},
            {"prefetch_states", std::move(states)}};
   if (f.deadline_us) out["deadline_us"] = *f.deadline_us;
   return out;

@@ -19,8 +19,10 @@ enum class fault_kind : std::uint8_t {
   transfer_fail,               // a transfer ends Failed part-way
   transfer_timeout_unconfirmed,  // poll says "timed out" while the copy still runs (B12)
   abort,                       // a scenario's abort fires at its phase
+  message_replay,              // an adversary replays an earlier message to the same rank
+  message_forge,               // an adversary sends a tampered copy of a message with a token
 };
-inline constexpr std::size_t fault_kind_count = 7;
+inline constexpr std::size_t fault_kind_count = 9;
 
 const char* to_string(fault_kind kind);
 std::optional<fault_kind> fault_kind_from_string(std::string_view name);

@@ -1,5 +1,7 @@
 #include "sim/sim_network.h"
 
+#include <limits>
+
 namespace kvsim::sim {
 namespace {
 
@@ -7,6 +9,54 @@ constexpr std::uint64_t delay_tag = 0xde1a;
 constexpr std::uint64_t delay_step_us = 10;
 constexpr std::uint32_t delay_choices = 4;  // 10, 20, 30 or 40 us
 constexpr std::uint64_t retransmit_us = 100;  // a dropped message arrives again this much later
+constexpr std::uint64_t replay_tag = 0x4e91a7;
+constexpr std::uint64_t forge_tag = 0xf0e6e;
+constexpr std::uint64_t forge_byte_tag = 0xf0e6eb;
+constexpr std::uint64_t adversary_delay_us = 15;
+constexpr std::size_t replay_window = 32;  // messages remembered per destination
+
+// The tampered copies an adversary can make of a message carrying a token. Each must be
+// refused by a correct verifier (DOMAIN.md: a stale, duplicated or forged ABORT/ACK never
+// touches another generation).
+enum class forgery : std::uint32_t {
+  mac_bit,             // a bit of the MAC flipped
+  token_generation_up, token_generation_down, token_generation_max,
+  token_nonce_up, token_nonce_zero,
+  token_issuer_other, token_room_other,
+  message_generation_up,   // a genuine token presented for the next generation of the room
+  message_generation_down,  // ... for the previous one (0 wraps to max)
+  message_generation_max,
+  message_room_other,       // ... for another room
+  both_generations_max,    // token and message agree on a generation nobody issued
+  token_stripped,
+};
+constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::token_stripped) + 1;
+
+core::control_message forged(core::control_message m, forgery how, std::uint32_t byte) {
+  core::abort_token& t = *m.token;
+  constexpr core::generation_t generation_max = std::numeric_limits<core::generation_t>::max();
+  switch (how) {
+    case forgery::mac_bit: t.mac[byte % t.mac.size()] ^= 0x01; break;
+    case forgery::token_generation_up: ++t.key.generation; break;
+    case forgery::token_generation_down: --t.key.generation; break;  // 0 wraps to max
+    case forgery::token_generation_max: t.key.generation = generation_max; break;
+    case forgery::token_nonce_up: ++t.nonce; break;
+    case forgery::token_nonce_zero: t.nonce = 0; break;
+    case forgery::token_issuer_other: ++t.issuer; break;
+    case forgery::token_room_other: ++t.key.room; break;
+    case forgery::message_generation_up: ++m.key.generation; break;
+    case forgery::message_generation_down: --m.key.generation; break;
+    case forgery::message_generation_max: m.key.generation = generation_max; break;
+    case forgery::message_room_other: ++m.key.room; break;
+    case forgery::both_generations_max:
+      t.key.generation = generation_max;
+      m.key.generation = generation_max;
+      break;
+    case forgery::token_stripped: m.token.reset(); break;
+  }
+  return m;
+}
+
 
 }  // namespace
 
@@ -55,11 +105,42 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
         lost_us + (world_.fault(fault_kind::message_delay)
                        ? delay_step_us * (1 + world_.choose(delay_tag, delay_choices))
                        : 0);
-    world_.post(delay_us, [this, id, to, message] {
-      box(to).messages.push_back(message);
-      world_.emit(message_delivered{id, to});
-      box(to).waiters->notify_all();
-    });
+    deliver(id, to, message, delay_us);
+  }
+  attack(to, message);
+  std::deque<core::control_message>& past = sent_to_[to];
+  past.push_back(message);
+  if (past.size() > replay_window) past.pop_front();
+}
+
+void sim_network::deliver(message_id id, core::rank_id to, const core::control_message& message,
+                          std::uint64_t delay_us) {
+  world_.post(delay_us, [this, id, to, message] {
+    box(to).messages.push_back(message);
+    world_.emit(message_delivered{id, to});
+    box(to).waiters->notify_all();
+  });
+}
+
+// What an adversary sends along with `message` (both are faults of the run's profile, off
+// unless the scenario allows them): an earlier message to the same rank again, or a tampered
+// copy of this one. Each is a message of its own on the wire (sent, then delivered).
+void sim_network::attack(core::rank_id to, const core::control_message& message) {
+  const auto inject = [&](const core::control_message& m) {
+    const message_id id = next_message_++;
+    world_.emit(message_sent{id, m.from, to, m.kind, m.key});
+    deliver(id, to, m, adversary_delay_us);
+  };
+  const std::deque<core::control_message>& past = sent_to_[to];
+  if (!past.empty() && world_.fault(fault_kind::message_replay)) {
+    inject(past[world_.choose(replay_tag, static_cast<std::uint32_t>(past.size()))]);
+  }
+  if (message.token && world_.fault(fault_kind::message_forge)) {
+    const auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));
+    const std::uint32_t byte = how == forgery::mac_bit
+                                   ? world_.choose(forge_byte_tag, core::abort_mac_bytes)
+                                   : 0;
+    inject(forged(message, how, byte));
   }
 }
 

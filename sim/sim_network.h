@@ -3,6 +3,11 @@
 // that the scheduler chooses when to perform, so messages reorder; the run's fault profile
 // may delay (virtual time), duplicate or drop it; a dropped message is resent by the
 // transport (TCP semantics: lost in flight, not lost for good) and arrives 100 us late.
+// An adversary on the control plane may also replay an earlier message to the same rank
+// (from an earlier generation of a reused room, say) or send a tampered copy of a message
+// that carries an abort token (MAC bit flipped, generation, nonce, issuer or room changed,
+// edge values 0 and max, token stripped): the verifier, tombstones and generation checks are
+// attacked in every search whose scenario allows it, not only in unit tests.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -33,12 +38,16 @@ class sim_network {
   };
 
   void send(core::rank_id from, core::rank_id to, core::control_message message);
+  void deliver(message_id id, core::rank_id to, const core::control_message& message,
+               std::uint64_t delay_us);
+  void attack(core::rank_id to, const core::control_message& message);
   core::control_message receive(core::rank_id rank);
   mailbox& box(core::rank_id rank);
 
   world& world_;
   std::map<core::rank_id, mailbox> mailboxes_;
   std::map<core::rank_id, std::unique_ptr<endpoint_port>> ports_;
+  std::map<core::rank_id, std::deque<core::control_message>> sent_to_;  // for replays
   message_id next_message_ = 1;
 };
 

@@ -35,7 +35,8 @@ TEST(FaultProfile, DescribeNamesEveryKind) {
   fault_profile profile;
   profile.set(fault_kind::message_drop, 50'000);
   EXPECT_EQ(profile.describe(),
-            "delay=off duplicate=off drop=5% stall=off fail=off timeout_unconfirmed=off abort=off");
+            "delay=off duplicate=off drop=5% stall=off fail=off timeout_unconfirmed=off abort=off "
+            "replay=off forge=off");
   EXPECT_EQ(fault_kind_from_string("drop"), fault_kind::message_drop);
   EXPECT_EQ(fault_kind_from_string("nope"), std::nullopt);
 }

@@ -1,7 +1,8 @@
 """Judging one build of the core: the search's verdict, and the unit tests' in their own column.
 
 The search verdict is `kvsim explore --scenario S --variant safe` over every catalogue
-scenario and every strategy of the budget, each ending at its first finding: the first
+scenario, and `kvsim explore --generate` (the scenario swarm), for every strategy of the
+budget, each ending at its first finding: the first
 scenario that reports one kills the mutant. A crash of the search (the core's own
 assertion aborting, a segfault) is a kill too: the search drove the mutated core somewhere it
 cannot survive. The unit tests (kvsim_core_tests) never count for the search's score.
@@ -17,6 +18,9 @@ import signal
 import subprocess
 import tempfile
 import time
+
+
+generated = "generated"
 
 
 @dataclasses.dataclass
@@ -67,8 +71,11 @@ def search(kvsim: pathlib.Path, scenarios: list[str], plan: budget, timeout_s: f
                     return verdict(False, timed_out=True, scenario=scenario, strategy=strategy,
                                    seconds=time.monotonic() - started)
                 rows_file.unlink(missing_ok=True)
+                # The scenario swarm (`--generate`, a fresh scenario per seed) is judged like a
+                # catalogue scenario, under the name its rows carry.
+                which = ["--generate"] if scenario == generated else ["--scenario", scenario]
                 code, _, err = _run(
-                    [str(kvsim), "explore", "--scenario", scenario, "--variant", "safe", "--strategy",
+                    [str(kvsim), "explore", *which, "--variant", "safe", "--strategy",
                      strategy, "--runs", str(plan.runs), "--stop-at-first", "--json", str(rows_file)],
                     left,
                 )
