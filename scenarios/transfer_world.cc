@@ -397,7 +397,10 @@ struct transfer_world::parts {
       const bool complete = me.receiver.transfer_complete(key);
       if (wants_abort && !me.receiver.aborting(key) && abort_due(r, complete)) {
         abort_request(me, r);
-        continue;  // B1 finishes at once; otherwise the next iteration opens the gate
+        // B1 finishes at once; otherwise the next iteration opens the gate. An abort the
+        // core refused falls through to the wait below: this loop never spins without a
+        // step, so a core that ignores aborts shows as a hang the world can see.
+        if (me.receiver.finished(key) || me.receiver.aborting(key)) continue;
       }
       if (complete) {
         const auto& pages = me.receiver.pages(key);
