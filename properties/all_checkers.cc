@@ -2,11 +2,35 @@
 
 namespace kvsim::properties {
 
-void checker_set::attach(sim::world& w) {
-  w.add_checker(use_after_free);
-  w.add_checker(ack_after_drain);
-  w.add_checker(release_after_acks);
-  w.add_checker(closed_room);
+const char* to_string(checker_family family) {
+  switch (family) {
+    case checker_family::all:
+      return "all";
+    case checker_family::damage:
+      return "damage";
+    case checker_family::rules:
+      return "rules";
+  }
+  return "all";
+}
+
+std::optional<checker_family> checker_family_from_string(std::string_view name) {
+  for (checker_family f : {checker_family::all, checker_family::damage, checker_family::rules}) {
+    if (name == to_string(f)) return f;
+  }
+  return std::nullopt;
+}
+
+void checker_set::attach(sim::world& w, checker_family family) {
+  const bool damage = family != checker_family::rules;
+  const bool rules = family != checker_family::damage;
+  if (damage) w.add_checker(use_after_free);
+  if (rules) {
+    w.add_checker(ack_after_drain);
+    w.add_checker(release_after_acks);
+    w.add_checker(closed_room);
+  }
+  if (!damage) return;
   w.add_checker(host_pages);
   w.add_checker(data_integrity);
   // I9 before I8: a request that never finished is the cause, the pages it still holds (which

@@ -10,6 +10,8 @@
 // quiescence an unfinished request (I9) is the cause of the pages it still holds (I8). The world keeps
 // pointers to them, so a set neither copies nor moves; it must outlive the world's run().
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "properties/ack_after_drain_checker.h"
 #include "properties/closed_room_checker.h"
@@ -23,6 +25,18 @@
 
 namespace kvsim::properties {
 
+// Which checkers a run attaches. Rule checkers say the protocol was broken at a step (I2 an
+// ACK before the drain, I3 a release before every ACK, I4 a closed room admitting or a
+// Failed status left). Damage checkers see the consequence: I1 a transfer touching a page it
+// no longer owns (and ledger misuse), I6 host pages freed twice or never, I7 a request
+// reading another's bytes, I8 anything left held at quiescence, I9 a request that never
+// finishes. The world's own findings (I5 deadlock, livelock at the step limit) are damage
+// and always on. A bug shown by `damage` alone is shown by what it does, not by a rule.
+enum class checker_family : std::uint8_t { all, damage, rules };
+
+const char* to_string(checker_family family);
+std::optional<checker_family> checker_family_from_string(std::string_view name);
+
 struct checker_set {
   // The liveness bound (I9): faults stop at `heal_from_us`; every request then finishes
   // within `bound_us`.
@@ -31,7 +45,7 @@ struct checker_set {
   checker_set(const checker_set&) = delete;
   checker_set& operator=(const checker_set&) = delete;
 
-  void attach(sim::world& w);
+  void attach(sim::world& w, checker_family family = checker_family::all);
 
   use_after_free_checker use_after_free;          // I1 (and ledger misuse)
   ack_after_drain_checker ack_after_drain;        // I2

@@ -20,10 +20,10 @@ constexpr std::uint32_t per_million_max = 1'000'000;
 
 // The file's top-level fields in the order they are written: the header first, so that
 // `head` on a trace shows what run it is; then what replays it; then what it found.
-constexpr std::array<std::string_view, 14> field_order{
-    "format",    "version", "kvsim_version", "scenario",      "variant",
-    "strategy",  "seed",    "fault_profile", "decision_hash", "actors",
-    "decisions", "steps",   "events",        "finding"};
+constexpr std::array<std::string_view, 15> field_order{
+    "format",   "version",   "kvsim_version", "scenario", "variant",
+    "strategy", "checkers",  "seed",          "fault_profile", "decision_hash",
+    "actors",   "decisions", "steps",         "events",   "finding"};
 
 std::string display(const std::filesystem::path& path) { return one_line(path.string()); }
 
@@ -91,6 +91,7 @@ bool written_as_rows(std::string_view field) { return field == "decisions" || fi
 std::string render(const json& document) {
   std::string text = "{";
   for (std::size_t i = 0; i < field_order.size(); ++i) {
+    if (!document.contains(std::string(field_order[i]))) continue;  // an optional field left out
     const json& value = document.at(std::string(field_order[i]));
     text += i == 0 ? "\n \"" : ",\n \"";
     text += field_order[i];
@@ -236,6 +237,12 @@ class loader {
     if (!t.scenario.is_object()) fail("field 'scenario' must be a JSON object");
     t.variant = string(member(document, "variant", "variant"), "variant");
     t.strategy = string(member(document, "strategy", "strategy"), "strategy");
+    if (document.contains("checkers")) {
+      t.checkers = string(document.at("checkers"), "checkers");
+      if (t.checkers != "all" && t.checkers != "damage" && t.checkers != "rules") {
+        fail("field 'checkers' must be \"all\", \"damage\" or \"rules\" (got \"" + one_line(t.checkers) + "\")");
+      }
+    }
     t.seed = decimal(member(document, "seed", "seed"), "seed");
     t.faults = faults(member(document, "fault_profile", "fault_profile"));
     t.actors = actors(member(document, "actors", "actors"));
@@ -448,7 +455,7 @@ json to_json(const trace& t) {
     decisions.push_back(json::array(
         {static_cast<unsigned>(d.kind), d.options, d.chosen, std::to_string(d.subject)}));
   }
-  return json{{"format", format_name},
+  json document{{"format", format_name},
               {"version", trace_format_version},
               {"kvsim_version", t.kvsim_version},
               {"scenario", t.scenario},
@@ -462,6 +469,8 @@ json to_json(const trace& t) {
               {"steps", t.steps},
               {"events", t.events},
               {"finding", t.found ? finding_json(*t.found) : json(nullptr)}};
+  if (t.checkers != "all") document["checkers"] = t.checkers;
+  return document;
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,

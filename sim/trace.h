@@ -31,6 +31,9 @@ struct trace {
   nlohmann::json scenario;    // the scenario, inline (any JSON object)
   std::string variant;        // core variant name, e.g. "safe"
   std::string strategy;       // e.g. "random", "pct:3", "replay"
+  // The checker families the run had attached: "all", "damage" or "rules" (written only when
+  // not "all", so traces of every-checker runs read as before).
+  std::string checkers = "all";
   std::uint64_t seed = 0;
   fault_profile faults;
   std::vector<actor_name> actors;  // index = actor_id

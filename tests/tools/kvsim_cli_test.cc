@@ -256,6 +256,32 @@ TEST(KvsimExplore, StopAtFirstEndsASearchAtItsFirstFinding) {
   EXPECT_LT(stopped["runs"].get<int>(), full["runs"].get<int>());
 }
 
+TEST(KvsimExplore, CheckerFamiliesSplitRulesFromDamageAndTheTraceKeepsTheChoice) {
+  // page42 with B1: the rule (I3, decode freed before the drain-ACK) fires at the abort; with
+  // the damage checkers only, the same bug is seen by its consequence (I1: A's late write
+  // into a page that is no longer A's). The trace records the family, so replay judges the
+  // run with the same checkers and finds the same thing.
+  const fs::path dir = fresh_dir("checkers");
+  const auto first = [&](const std::string& family) {
+    const captured c = call(cmd_explore, {"--scenario", "page42", "--variant", "B1", "--runs", "5",
+                                          "--checkers", family, "--out", (dir / family).string(),
+                                          "--json", (dir / (family + ".json")).string()});
+    EXPECT_EQ(c.code, 0) << c.out;
+    return nlohmann::json::parse(read(dir / (family + ".json"))).at(0);
+  };
+  const auto rules = first("rules");
+  const auto damage = first("damage");
+  EXPECT_EQ(rules["checkers"], "rules");
+  EXPECT_EQ(rules["first_finding"]["invariant"], "I3");
+  EXPECT_EQ(damage["first_finding"]["invariant"], "I1");
+  const fs::path trace = damage["traces"][0].get<std::string>();
+  EXPECT_EQ(sim::load_trace(trace).checkers, "damage");
+  const captured replayed = call(cmd_replay, {trace.string(), "--json"});
+  EXPECT_EQ(replayed.code, 0) << replayed.out;
+  EXPECT_EQ(nlohmann::json::parse(replayed.out)["finding"]["invariant"], "I1");
+  EXPECT_THROW(call(cmd_explore, {"--scenario", "page42", "--checkers", "some"}), usage_error);
+}
+
 TEST(KvsimExplore, FlagsAreCheckedBeforeAnythingRuns) {
   EXPECT_THROW(call(cmd_explore, {}), usage_error);
   EXPECT_THROW(call(cmd_explore, {"--all", "--budget", "3"}), usage_error);

@@ -1,6 +1,6 @@
 // kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S] [--budget T | --runs N]
 //               [--jobs N] [--shard I/N] [--out DIR] [--json FILE] [--junit FILE]
-//               [--catalogue FILE] [--stop-at-first]
+//               [--catalogue FILE] [--stop-at-first] [--checkers all|damage|rules]
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,6 +21,7 @@ constexpr const char* help =
     "usage: kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S]\n"
     "                     [--budget T | --runs N] [--jobs N] [--shard I/N] [--out DIR]\n"
     "                     [--json FILE] [--junit FILE] [--catalogue FILE] [--stop-at-first]\n"
+    "                     [--checkers all|damage|rules]\n"
     "  Searches until the budget is spent and reports what it found.\n"
     "  --scenario  one scenario, with --variant (default safe); expected: found when the\n"
     "              variant is the scenario's breaking one, else clean\n"
@@ -39,6 +40,9 @@ constexpr const char* help =
     "              give the unsharded seeds\n"
     "  --out       write each finding's trace (the first 10 per search and job) to DIR\n"
     "  --json      write the rows as a JSON array to FILE; --junit: JUnit XML to FILE\n"
+    "  --checkers  all (default); damage: only what shows a bug by its consequence (I1 a\n"
+    "              write into a page not the transfer's, I6, I7 bytes, I8 leaks, I9 and I5\n"
+    "              hangs); rules: only the protocol rules (I2, I3, I4)\n"
     "  --stop-at-first  every search ends at its first finding (a yes/no answer, as\n"
     "              tools/mutate.sh asks; --all's breaking rows always do)\n"
     "  exit: 0 every expectation held, 1 one did not, 2 bad input\n";
@@ -109,7 +113,8 @@ int cmd_explore(const arguments& args, std::ostream& out) {
                               {"--json", true},
                               {"--junit", true},
                               {"--catalogue", true},
-                              {"--stop-at-first"}});
+                              {"--stop-at-first"},
+                              {"--checkers", true}});
   if (flags.has("--help")) {
     out << help;
     return 0;
@@ -149,6 +154,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
   const auto all = load_scenarios(catalogue);
   const bool every_search_stops_early = flags.has("--stop-at-first");
+  const properties::checker_family family = parse_checkers(flags.value_or("--checkers", "all"));
 
   std::vector<explore_row> rows;
   const auto add_row = [&](const scenarios::scenario_spec& spec, core::variant variant,
@@ -158,6 +164,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     row.request = search_request{spec, variant, std::move(label), strategy, runs, std::nullopt,
                                  shard, jobs, stop_at_first, out_dir};
     row.request.generate = generate;
+    row.request.checkers = family;
     row.expected = expected;
     rows.push_back(std::move(row));
   };

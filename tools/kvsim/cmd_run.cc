@@ -1,5 +1,5 @@
 // kvsim run --scenario NAME [--variant V] [--strategy S] [--seed N] [--trace FILE] [--json]
-//           [--catalogue FILE]: one run, its outcome, and optionally its trace.
+//           [--catalogue FILE] [--checkers F]: one run, its outcome, and optionally its trace.
 #include <iomanip>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -16,13 +16,14 @@ namespace kvsim::tools {
 namespace {
 constexpr const char* help =
     "usage: kvsim run --scenario NAME [--variant V] [--strategy S] [--seed N]\n"
-    "                 [--trace FILE] [--json] [--catalogue FILE]\n"
+    "                 [--trace FILE] [--json] [--catalogue FILE] [--checkers F]\n"
     "  One run of a catalogue scenario with every invariant checker attached.\n"
     "  --variant   safe (default) or a historical bug B1..B12, H1..H3\n"
     "  --strategy  random (default) or pct:D\n"
     "  --seed      the run's seed (default 1): draws its decisions and its fault profile\n"
     "  --trace     write the run's trace (atomically) to FILE, for replay, shrink, export\n"
     "  --json      print one JSON object instead of text\n"
+    "  --checkers  all (default), damage or rules: which checkers judge the run\n"
     "  exit: 0 no finding, 1 a finding, 2 bad input\n";
 }  // namespace
 
@@ -34,7 +35,8 @@ int cmd_run(const arguments& args, std::ostream& out) {
                               {"--seed", true},
                               {"--trace", true},
                               {"--json"},
-                              {"--catalogue", true}});
+                              {"--catalogue", true},
+                              {"--checkers", true}});
   if (flags.has("--help")) {
     out << help;
     return 0;
@@ -50,7 +52,8 @@ int cmd_run(const arguments& args, std::ostream& out) {
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
   const auto spec = find_scenario(load_scenarios(catalogue), *name, catalogue);
 
-  run_setup setup{spec, variant, strategy.text(), seed, faults_for(spec, seed)};
+  const properties::checker_family family = parse_checkers(flags.value_or("--checkers", "all"));
+  run_setup setup{spec, variant, strategy.text(), seed, faults_for(spec, seed), family};
   const auto chooser = strategy.make(seed);
   const run_report report = run_once(setup, *chooser);
   if (const auto trace_file = flags.value("--trace")) {

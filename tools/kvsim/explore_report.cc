@@ -70,6 +70,7 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
     nlohmann::json j{{"scenario", row.request.spec.name},
                      {"variant", row.request.variant_label},
                      {"strategy", row.request.strategy.text()},
+                     {"checkers", properties::to_string(row.request.checkers)},
                      {"expected", to_string(row.expected)},
                      {"result", result_text(row)},
                      {"met", row.met()},

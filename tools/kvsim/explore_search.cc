@@ -97,7 +97,7 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
     const scenarios::scenario_spec spec =
         request.generate ? scenarios::generate_scenario(*seed) : request.spec;
     const run_setup setup{spec, request.variant, request.strategy.text(), *seed,
-                          faults_for(spec, *seed)};
+                          faults_for(spec, *seed), request.checkers};
     const auto chooser = request.strategy.make(*seed);
     const bool want_trace = request.out_dir && traces < request.traces_max;
     run_report report = run_once(setup, *chooser, want_trace ? keep::on_finding : keep::outcome_only);
@@ -289,7 +289,8 @@ search_result search_dfs(const search_request& request) {
   options.sleep_sets = true;
   if (request.max_seed) options.max_runs = *request.max_seed;
   options.stop_at_first_finding = request.stop_at_first_finding;
-  const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults};
+  const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults,
+                        request.checkers};
   const sim::dfs_result dfs = sim::dfs_search(
       [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
         run_inspecting(setup, chooser,

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/variant.h"
+#include "properties/all_checkers.h"
 #include "scenarios/scenario_spec.h"
 #include "sim/checker.h"
 #include "tools/kvsim/seed_plan.h"
@@ -35,6 +36,7 @@ struct search_request {
   // --generate: every seed draws its own scenario (scenarios::generate_scenario); `spec` is
   // then only the row's name.
   bool generate = false;
+  properties::checker_family checkers = properties::checker_family::all;  // --checkers
 };
 
 struct search_result {

@@ -25,6 +25,7 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
     report.actors = world.actor_names();
     report.trace = sim::capture_trace(world, scenarios::to_json(setup.spec), setup.variant.name(),
                                       setup.strategy_name, setup.seed);
+    report.trace.checkers = properties::to_string(setup.checkers);
   });
   return report;
 }
@@ -32,7 +33,7 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
 void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect) {
   const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
   properties::checker_set checkers(0, setup.spec.heal_bound_us);
-  checkers.attach(w->world());
+  checkers.attach(w->world(), setup.checkers);
   const sim::run_outcome outcome = w->run();
   inspect(w->world(), outcome);
 }
@@ -51,6 +52,12 @@ scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spe
     if (s.name == name) return s;
   }
   throw input_error("no scenario '" + name + "' in " + from.string() + " (see 'kvsim list')");
+}
+
+properties::checker_family parse_checkers(const std::string& name) {
+  const auto family = properties::checker_family_from_string(name);
+  if (!family) throw usage_error("--checkers must be all, damage or rules (got '" + name + "')");
+  return *family;
 }
 
 core::variant parse_variant(const std::string& name) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/variant.h"
+#include "properties/all_checkers.h"
 #include "scenarios/scenario_spec.h"
 #include "sim/fault_profile.h"
 #include "sim/strategy.h"
@@ -25,6 +26,7 @@ struct run_setup {
   std::string strategy_name;  // recorded in the trace: "random", "pct:3", "dfs:2", "replay"
   std::uint64_t seed = 0;
   sim::fault_profile faults;  // usually drawn from the seed (faults_for)
+  properties::checker_family checkers = properties::checker_family::all;
 };
 
 struct run_report {
@@ -59,6 +61,8 @@ scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spe
                                        const std::string& name, const std::filesystem::path& from);
 // "safe" or a bug name B1..B12, H1..H3 (usage_error listing them otherwise).
 core::variant parse_variant(const std::string& name);
+// "all", "damage" or "rules" (usage_error otherwise), as --checkers takes it.
+properties::checker_family parse_checkers(const std::string& name);
 
 // The catalogue kvsim reads unless --catalogue says otherwise: the source tree's.
 std::filesystem::path default_catalogue();

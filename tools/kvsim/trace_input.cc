@@ -7,7 +7,10 @@
 namespace kvsim::tools {
 
 run_setup loaded_trace::setup(std::string strategy_name) const {
-  return run_setup{spec, variant, std::move(strategy_name), trace.seed, trace.faults};
+  // The loader accepts only the three family names, so the lookup cannot fail here.
+  return run_setup{spec, variant, std::move(strategy_name), trace.seed, trace.faults,
+                   properties::checker_family_from_string(trace.checkers).value_or(
+                       properties::checker_family::all)};
 }
 
 loaded_trace load_trace_file(const std::filesystem::path& path) {
