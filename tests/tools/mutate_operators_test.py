@@ -8,6 +8,7 @@ import unittest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools" / "mutate"))
 
+import markdown  # noqa: E402
 import mutation_operators  # noqa: E402
 import source_scan  # noqa: E402
 
@@ -163,6 +164,32 @@ class core_sources_test(unittest.TestCase):
             self.assertGreater(len(ms), 20, name)
             for m in ms:
                 self.assertNotEqual(m.apply(text), text, m.diff())
+
+
+class markdown_test(unittest.TestCase):
+    """docs/mutation.md is rendered from a report: every survivor needs its reason."""
+
+    def report(self):
+        row = {"id": "M1", "file": "core/x.cc", "line": 3, "function": "f", "operator": "ror",
+               "diff": "a < b  =>  a <= b", "status": "survived", "scenario": None, "strategy": None,
+               "invariant": None, "seconds": 1.0, "unit_tests": "killed", "note": None}
+        killed = dict(row, id="M2", status="killed", scenario="page42", strategy="random", invariant="I1")
+        return {"total": 2, "killed": 1, "survived": 1, "timed_out": 0, "build_error": 0, "equivalent": 0,
+                "score": 0.5, "unit_score": 1.0, "survived_search_killed_by_unit": 1,
+                "budget": {"runs": 10, "strategies": ["random"], "scenarios": ["page42"],
+                           "clean_search_seconds": 1.0, "timeout_seconds": 35.0, "wall_seconds": 60},
+                "mutants": [row, killed]}
+
+    def test_a_survivor_without_a_note_is_refused(self):
+        with self.assertRaises(SystemExit):
+            markdown.render(self.report(), {}, "cmd")
+
+    def test_survivors_are_listed_with_their_reason(self):
+        text = markdown.render(self.report(), {"core/x.cc:f": "nothing reads it"}, "cmd")
+        self.assertIn("**Search score: 50.0%**", text)
+        self.assertIn("nothing reads it", text)
+        self.assertIn("`M1` line 3, ror [a unit test kills it]", text)
+        self.assertNotIn("`M2`", text.split("## Survivors")[1])
 
 
 if __name__ == "__main__":

@@ -45,7 +45,23 @@ def functions_by_id(rows) -> dict[str, str]:
     return known
 
 
-def render(report: dict, notes: dict[str, str], command: str) -> str:
+def baseline_section(baseline: dict, report: dict, baseline_label: str, label: str) -> list[str]:
+    def row(name: str, r: dict) -> str:
+        b = r["budget"]
+        return (f"| {name} | {len(b['scenarios'])} | {100 * r['score']:.1f}% | {r['killed']} | "
+                f"{r['survived']} | {r['timed_out']} | {r['build_error']} | {r['equivalent']} | "
+                f"{b.get('wall_seconds', 0) / 60:.0f} min |")
+    return [
+        "## Before and after\n",
+        "| run | searches judged | search score | killed | survived | timed out | build errors | equivalent | wall (2 cores) |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        row(baseline_label, baseline),
+        row(label, report),
+        "",
+    ]
+
+
+def render(report: dict, notes: dict[str, str], command: str, before: list[str] | None = None) -> str:
     rows = report["mutants"]
     function_of = functions_by_id(rows)
     out = []
@@ -76,6 +92,7 @@ def render(report: dict, notes: dict[str, str], command: str) -> str:
         f"{len(budget['scenarios'])} scenarios; the clean core takes {budget['clean_search_seconds']:.1f}s "
         f"to judge; a mutant times out after {budget['timeout_seconds']:.0f}s")
     out.append(f"- Wall time: {budget.get('wall_seconds', 0) / 60:.0f} min on this machine (2 cores, `--jobs 2`)\n")
+    out.extend(before or [])
 
     out.append("## By file\n")
     out.append("| file | mutants | killed | survived | timed out | build error | equivalent | score |")
@@ -145,9 +162,16 @@ def main() -> int:
     parser.add_argument("report")
     parser.add_argument("--notes", default=str(here / "survivor_notes.txt"))
     parser.add_argument("--command", default="tools/mutate.sh --jobs 2 --json mutation.json")
+    parser.add_argument("--baseline", help="an earlier report, shown beside this one")
+    parser.add_argument("--baseline-label", default="before")
+    parser.add_argument("--label", default="after")
     args = parser.parse_args()
     report = json.loads(pathlib.Path(args.report).read_text())
-    sys.stdout.write(render(report, read_notes(args.notes), args.command))
+    before = None
+    if args.baseline:
+        baseline = json.loads(pathlib.Path(args.baseline).read_text())
+        before = baseline_section(baseline, report, args.baseline_label, args.label)
+    sys.stdout.write(render(report, read_notes(args.notes), args.command, before))
     return 0
 
 
