@@ -45,6 +45,17 @@ def functions_by_id(rows) -> dict[str, str]:
     return known
 
 
+def grouped(rows, field: str):
+    """(value, rows, status counts, score text) per value of `field`, in order."""
+    groups = collections.defaultdict(list)
+    for r in rows:
+        groups[r[field]].append(r)
+    for value, group in sorted(groups.items()):
+        c = collections.Counter(r["status"] for r in group)
+        scored = len(group) - c["equivalent"] - c["build_error"]
+        yield value, group, c, (f"{100 * c['killed'] / scored:.0f}%" if scored else "-")
+
+
 def baseline_section(baseline: dict, report: dict, baseline_label: str, label: str) -> list[str]:
     def row(name: str, r: dict) -> str:
         b = r["budget"]
@@ -97,26 +108,14 @@ def render(report: dict, notes: dict[str, str], command: str, before: list[str] 
     out.append("## By file\n")
     out.append("| file | mutants | killed | survived | timed out | build error | equivalent | score |")
     out.append("|---|---:|---:|---:|---:|---:|---:|---:|")
-    by_file = collections.defaultdict(list)
-    for r in rows:
-        by_file[r["file"]].append(r)
-    for file, group in sorted(by_file.items()):
-        c = collections.Counter(r["status"] for r in group)
-        scored = len(group) - c["equivalent"] - c["build_error"]
-        pct = f"{100 * c['killed'] / scored:.0f}%" if scored else "-"
+    for file, group, c, pct in grouped(rows, "file"):
         out.append(f"| `{file}` | {len(group)} | {c['killed']} | {c['survived']} | {c['timed_out']} | "
                    f"{c['build_error']} | {c['equivalent']} | {pct} |")
     out.append("")
     out.append("## By operator\n")
     out.append("| operator | mutants | killed | survived | score |")
     out.append("|---|---:|---:|---:|---:|")
-    by_operator = collections.defaultdict(list)
-    for r in rows:
-        by_operator[r["operator"]].append(r)
-    for operator, group in sorted(by_operator.items()):
-        c = collections.Counter(r["status"] for r in group)
-        scored = len(group) - c["equivalent"] - c["build_error"]
-        pct = f"{100 * c['killed'] / scored:.0f}%" if scored else "-"
+    for operator, group, c, pct in grouped(rows, "operator"):
         out.append(f"| {operator} | {len(group)} | {c['killed']} | {c['survived'] + c['timed_out']} | {pct} |")
     out.append("")
     killers = collections.Counter((r["scenario"], (r["invariant"] or "").split(":")[0]) for r in rows if r["status"] == "killed")
