@@ -11,10 +11,14 @@ namespace kvsim::properties {
 
 std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e,
                                                          std::size_t index) {
+  const event_mark at{e.step, index};
+  if (const auto* failure = std::get_if<sim::failure_injected>(&e.body)) {
+    injected_.try_emplace(failure->key, failure->rank, at);
+    return std::nullopt;
+  }
   const auto* decided = std::get_if<sim::core_decided>(&e.body);
   if (decided == nullptr) return std::nullopt;
   const core::rank_id rank = decided->what.rank;
-  const event_mark at{e.step, index};
   const core::event_body& body = decided->what.body;
 
   if (const auto* closed = std::get_if<core::room_closed>(&body)) {
@@ -33,6 +37,19 @@ std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e
                         {}};
   } else if (const auto* change = std::get_if<core::status_changed>(&body)) {
     return check_status(*change, rank, at);
+  } else if (const auto* released = std::get_if<core::request_pages_released>(&body)) {
+    const auto it = injected_.find(released->key);
+    if (released->reason != core::release_reason::completed || it == injected_.end()) {
+      return std::nullopt;
+    }
+    return sim::finding{"I4",
+                        "I4: rank " + std::to_string(rank) + " completed " +
+                            core::to_string(released->key) + " at step " + std::to_string(at.step) +
+                            ", but prefill rank " + std::to_string(it->second.first) +
+                            " had failed it at step " + std::to_string(it->second.second.step) +
+                            " (one Failed rank fails the request)",
+                        {it->second.second.index, at.index},
+                        {}};
   }
   return std::nullopt;
 }

@@ -10,7 +10,12 @@
 // Failed, and also when the events show k was Failed on r whatever the change says it came
 // from (a cleared status that comes back is the same request leaving Failed). A change
 // into Failed never fires here, not even a second one.
-// Evidence: the close or the change to Failed, and the offending event.
+// Across ranks, one Failed rank fails the request (DOMAIN.md: ranks agree by MIN): a decode
+// rank that releases a request as completed after a prefill rank failed it on its own (the
+// world's failure_injected, which a core ignoring the failure cannot hide) fires too. Only
+// injected failures count: a rank that fails a request because decode aborted it may do so
+// after another decode rank legitimately took a finished transfer.
+// Evidence: the close, the change to Failed or the injected failure, and the offending event.
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -42,6 +47,7 @@ class closed_room_checker : public sim::checker {
 
   std::map<rank_room, closing> closed_;           // first close of each room
   std::map<rank_room, event_mark> failed_since_;  // first change to Failed of each room
+  std::map<core::room_key, std::pair<core::rank_id, event_mark>> injected_;  // first per request
 };
 
 }  // namespace kvsim::properties

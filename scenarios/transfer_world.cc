@@ -180,6 +180,7 @@ struct transfer_world::parts {
     const bool fails_here = req.abort && req.origin == abort_origin::prefill;
     bool failed_here = false;
     const auto fail_here = [&] {
+      world.emit(sim::failure_injected{key, p});
       me.sender.fail(key);  // a prefill-side failure decode did not ask for (B8)
       failed_here = true;
       open_gates_of(r);

@@ -104,6 +104,9 @@ struct describer {
     out << "message_dropped message=" << e.message;
   }
   void operator()(const fault_fired& e) const { out << "fault_fired " << one_line(e.what); }
+  void operator()(const failure_injected& e) const {
+    out << "failure_injected " << core::to_string(e.key) << " rank=" << e.rank;
+  }
   void operator()(const gate_changed& e) const {
     out << "gate_changed gate=" << one_line(e.gate) << " " << (e.open ? "open" : "closed");
   }

@@ -114,12 +114,19 @@ struct gate_changed {
   std::string gate;
   bool open = false;
 };
+// The world made rank `rank` fail request `key` on its own (a prefill-side failure decode did
+// not ask for, DOMAIN.md B8): the record a checker needs to tell whether the failure was
+// honoured, even by a core that ignored it.
+struct failure_injected {
+  core::room_key key;
+  core::rank_id rank = 0;
+};
 
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
                  transfer_timed_out, page_written, page_read, message_sent, message_delivered,
-                 message_dropped, fault_fired, gate_changed>;
+                 message_dropped, fault_fired, gate_changed, failure_injected>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

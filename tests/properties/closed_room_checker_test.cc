@@ -45,6 +45,33 @@ TEST(ClosedRoomChecker, FiresOnAChunkAdmittedAfterTheRoomClosed) {
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
+TEST(ClosedRoomChecker, FiresWhenDecodeCompletesARequestAPrefillRankFailed) {
+  // One Failed rank fails the request: a core that ignores prefill's own failure (B8's world,
+  // or fail() doing nothing) lets decode take the request as a success.
+  event_builder log;
+  const auto failure = log.at(4).add(sim::failure_injected{request_a, 0});
+  const auto completed = log.at(9).decided(
+      1, core::request_pages_released{request_a, core::release_reason::completed, 0, 1});
+
+  closed_room_checker checker;
+  const sim::finding expected{
+      "I4",
+      "I4: rank 1 completed room 7/gen 0 at step 9, but prefill rank 0 had failed it at step 4 "
+      "(one Failed rank fails the request)",
+      {failure, completed},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(ClosedRoomChecker, QuietWhenAFailedRequestIsReleasedAsAborted) {
+  event_builder log;
+  log.at(4).add(sim::failure_injected{request_a, 0});
+  log.at(9).decided(1, core::request_pages_released{request_a, core::release_reason::all_acks, 1, 1});
+  log.at(11).decided(1, core::request_pages_released{request_b, core::release_reason::completed, 0, 1});
+  closed_room_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
 TEST(ClosedRoomChecker, FiresOnAChunkAdmittedIntoATombstonedRoom) {
   // DOMAIN.md B10: the ABORT came before the sender; without the tombstone it starts anyway.
   event_builder log;
