@@ -259,21 +259,27 @@ TEST(KvsimExplore, StopAtFirstEndsASearchAtItsFirstFinding) {
 TEST(KvsimExplore, CheckerFamiliesSplitRulesFromDamageAndTheTraceKeepsTheChoice) {
   // page42 with B1: the rule (I3, decode freed before the drain-ACK) fires at the abort; with
   // the damage checkers only, the same bug is seen by its consequence (I1: A's late write
-  // into a page that is no longer A's). The trace records the family, so replay judges the
-  // run with the same checkers and finds the same thing.
+  // into a page that is no longer A's). page42 expects I3, so with damage only the row is
+  // `found-other`, not met (exit 1). The trace records the family, so replay judges the run
+  // with the same checkers and finds the same thing.
   const fs::path dir = fresh_dir("checkers");
-  const auto first = [&](const std::string& family) {
+  const auto first = [&](const std::string& family, int code) {
     const captured c = call(cmd_explore, {"--scenario", "page42", "--variant", "B1", "--runs", "5",
                                           "--checkers", family, "--out", (dir / family).string(),
                                           "--json", (dir / (family + ".json")).string()});
-    EXPECT_EQ(c.code, 0) << c.out;
+    EXPECT_EQ(c.code, code) << c.out;
     return nlohmann::json::parse(read(dir / (family + ".json"))).at(0);
   };
-  const auto rules = first("rules");
-  const auto damage = first("damage");
+  const auto rules = first("rules", 0);
+  const auto damage = first("damage", 1);
   EXPECT_EQ(rules["checkers"], "rules");
+  EXPECT_EQ(rules["result"], "found");
   EXPECT_EQ(rules["first_finding"]["invariant"], "I3");
-  EXPECT_EQ(damage["first_finding"]["invariant"], "I1");
+  EXPECT_EQ(damage["result"], "found-other");
+  EXPECT_FALSE(damage["met"].get<bool>());
+  EXPECT_EQ(damage["expected_invariant"], "I3");
+  EXPECT_TRUE(damage["first_finding"].is_null());
+  EXPECT_EQ(damage["first_other_finding"]["invariant"], "I1");
   const fs::path trace = damage["traces"][0].get<std::string>();
   EXPECT_EQ(sim::load_trace(trace).checkers, "damage");
   const captured replayed = call(cmd_replay, {trace.string(), "--json"});

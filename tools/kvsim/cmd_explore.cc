@@ -23,8 +23,9 @@ constexpr const char* help =
     "                     [--json FILE] [--junit FILE] [--catalogue FILE] [--stop-at-first]\n"
     "                     [--checkers all|damage|rules]\n"
     "  Searches until the budget is spent and reports what it found.\n"
-    "  --scenario  one scenario, with --variant (default safe); expected: found when the\n"
-    "              variant is the scenario's breaking one, else clean\n"
+    "  --scenario  one scenario, with --variant (default safe); expected: found, as the\n"
+    "              scenario's invariant, when the variant is its breaking one (another\n"
+    "              invariant alone is found-other, not met), else clean\n"
     "  --generate  every seed draws a fresh scenario from the schema (the scenario swarm:\n"
     "              topology, requests, aborts, gates, faults); expected: clean with safe,\n"
     "              found with any other variant; findings carry their scenario inline\n"
@@ -177,6 +178,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     for (const auto& spec : all) {
       add_row(spec, scenarios::breaking_variant(spec), spec.expect.breaking_variant,
               expectation::found, true);
+      rows.back().request.wanted_invariant = spec.expect.invariant;
       add_row(spec, core::variant::safe(), "safe", expectation::clean, every_search_stops_early);
     }
     if (generated_row) {
@@ -193,6 +195,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     const bool breaking = variant == scenarios::breaking_variant(spec);
     add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
             every_search_stops_early);
+    if (breaking) rows.back().request.wanted_invariant = spec.expect.invariant;
   }
 
   progress_line progress;

@@ -32,7 +32,8 @@ std::string xml_escaped(const std::string& text) {
 }
 
 std::string result_text(const explore_row& row) {
-  return row.result.findings > 0 ? "found" : "clean";
+  if (row.result.first) return "found";
+  return row.result.findings > 0 ? "found-other" : "clean";
 }
 
 }  // namespace
@@ -41,17 +42,21 @@ const char* to_string(expectation e) { return e == expectation::found ? "found" 
 
 void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
   out << std::left << std::setw(24) << "scenario" << std::setw(8) << "variant" << std::setw(9)
-      << "expected" << std::setw(8) << "result" << std::setw(4) << "ok" << std::right
+      << "expected" << std::setw(12) << "result" << std::setw(4) << "ok" << std::right
       << std::setw(9) << "runs" << std::setw(10) << "findings" << "  first finding\n";
   for (const explore_row& row : rows) {
     out << std::left << std::setw(24) << row.request.spec.name << std::setw(8)
-        << row.request.variant_label << std::setw(9) << to_string(row.expected) << std::setw(8)
+        << row.request.variant_label << std::setw(9) << to_string(row.expected) << std::setw(12)
         << result_text(row) << std::setw(4) << (row.met() ? "yes" : "NO") << std::right
         << std::setw(9) << row.result.runs << std::setw(10) << row.result.findings << "  ";
     if (row.result.first) {
       out << row.result.first->invariant << " after " << *row.result.runs_to_first_finding
           << " run(s), " << seconds_text(*row.result.seconds_to_first_finding) << ", seed "
           << *row.result.first_seed;
+    } else if (row.result.first_other) {
+      out << "only " << row.result.first_other->invariant << " (expected "
+          << row.request.wanted_invariant.value_or("?") << "), first at seed "
+          << *row.result.first_other_seed;
     } else {
       out << "-";
     }
@@ -88,6 +93,15 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
                             {"message", r.first->message},
                             {"seed", *r.first_seed}};
     }
+    if (row.request.wanted_invariant) {
+      j["expected_invariant"] = *row.request.wanted_invariant;
+      j["other_findings"] = r.other_findings;
+      if (r.first_other) {
+        j["first_other_finding"] = {{"invariant", r.first_other->invariant},
+                                    {"message", r.first_other->message},
+                                    {"seed", *r.first_other_seed}};
+      }
+    }
     if (r.exhausted) {
       j["exhausted"] = *r.exhausted;
       j["pruned"] = r.pruned;
@@ -116,11 +130,21 @@ std::string junit_xml(const std::vector<explore_row>& rows) {
     xml << "    <testcase classname=\"kvsim.explore." << xml_escaped(row.request.spec.name)
         << "\" name=\"" << xml_escaped(name) << "\" time=\"" << row.result.seconds << "\">\n";
     if (!row.met()) {
-      const std::string why =
-          row.expected == expectation::found
-              ? "expected a finding, none in " + std::to_string(row.result.runs) + " runs"
-              : "expected clean, found " + row.result.first->invariant + " at seed " +
-                    std::to_string(*row.result.first_seed) + ": " + row.result.first->message;
+      std::string why;
+      if (row.expected == expectation::clean) {
+        const sim::finding& f = row.result.first ? *row.result.first : *row.result.first_other;
+        const std::uint64_t seed =
+            row.result.first ? *row.result.first_seed : *row.result.first_other_seed;
+        why = "expected clean, found " + f.invariant + " at seed " + std::to_string(seed) + ": " +
+              f.message;
+      } else if (row.result.first_other) {
+        why = "expected " + row.request.wanted_invariant.value_or("a finding") + ", found only " +
+              row.result.first_other->invariant + " (" + std::to_string(row.result.other_findings) +
+              " findings in " + std::to_string(row.result.runs) + " runs, first at seed " +
+              std::to_string(*row.result.first_other_seed) + ")";
+      } else {
+        why = "expected a finding, none in " + std::to_string(row.result.runs) + " runs";
+      }
       xml << "      <failure message=\"" << xml_escaped(why) << "\"/>\n";
     }
     xml << "      <system-out>runs " << row.result.runs << ", findings " << row.result.findings

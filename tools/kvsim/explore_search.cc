@@ -116,11 +116,20 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
   }
 }
 
-void count(search_result& result, const run_note& n, steady::time_point start) {
+void count(search_result& result, const run_note& n, steady::time_point start,
+           const std::optional<std::string>& wanted) {
   ++result.runs;
   if (!n.found) return;
   ++result.findings;
   if (!n.trace_file.empty()) result.trace_files.push_back(n.trace_file);
+  if (wanted && n.invariant != *wanted) {
+    ++result.other_findings;
+    if (!result.first_other) {
+      result.first_other = sim::finding{n.invariant, n.message, {}, {}};
+      result.first_other_seed = n.seed;
+    }
+    return;
+  }
   if (!result.first) {
     result.first = sim::finding{n.invariant, n.message, {}, {}};
     result.first_seed = n.seed;
@@ -136,7 +145,7 @@ search_result search_in_process(const search_request& request, const progress_fn
   run_job(
       request, 0, start,
       [&](const run_note& n) {
-        count(result, n, start);
+        count(result, n, start, request.wanted_invariant);
         if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
           last_progress = steady::now();
           result.seconds = seconds_since(start);
@@ -254,7 +263,7 @@ search_result search_in_workers(const search_request& request, const progress_fn
       w.pending.append(buffer, static_cast<std::size_t>(got));
       for (auto newline = w.pending.find('\n'); newline != std::string::npos;
            newline = w.pending.find('\n')) {
-        count(result, decode(w.pending.substr(0, newline)), start);
+        count(result, decode(w.pending.substr(0, newline)), start, request.wanted_invariant);
         w.pending.erase(0, newline + 1);
       }
     }
@@ -321,6 +330,12 @@ search_result search_dfs(const search_request& request) {
       const auto path = trace_path(*request.out_dir, request, dfs_seed);
       write_trace_whole(path, report.trace);
       result.trace_files.push_back(path.string());
+    }
+    if (request.wanted_invariant && result.first->invariant != *request.wanted_invariant) {
+      // dfs stops at its first finding: one of another invariant is reported as such.
+      result.first_other = std::exchange(result.first, std::nullopt);
+      result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
+      result.other_findings = result.findings;
     }
   }
   return result;

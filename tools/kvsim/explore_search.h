@@ -37,6 +37,9 @@ struct search_request {
   // then only the row's name.
   bool generate = false;
   properties::checker_family checkers = properties::checker_family::all;  // --checkers
+  // A row that expects a bug expects it as this invariant: findings of any other invariant
+  // are counted apart (`found-other`), and stop_at_first_finding waits for this one.
+  std::optional<std::string> wanted_invariant = std::nullopt;
 };
 
 struct search_result {
@@ -46,7 +49,11 @@ struct search_result {
   std::optional<double> seconds_to_first_finding;
   std::optional<std::uint64_t> runs_to_first_finding;  // runs done when it came in
   std::optional<std::uint64_t> first_seed;
-  std::optional<sim::finding> first;
+  std::optional<sim::finding> first;  // the first finding (of the wanted invariant, if one is)
+  // With a wanted invariant: findings of other invariants (counted in `findings` too).
+  std::uint64_t other_findings = 0;
+  std::optional<sim::finding> first_other;
+  std::optional<std::uint64_t> first_other_seed;
   std::vector<std::string> trace_files;
   // dfs only
   std::optional<bool> exhausted;
