@@ -79,6 +79,14 @@ TEST(CatalogueSearch, EveryBreakingVariantIsFoundWithItsInvariant) {
               << (pct.first ? pct.first->invariant + " after " + std::to_string(pct.runs) + " run(s)"
                             : "nothing in " + std::to_string(pct.runs) + " runs")
               << "\n";
+    // PCT is asserted like random search, not only printed: it must find every variant too,
+    // with the scenario's invariant, within the same bound.
+    if (!pct.first) {
+      unfound.insert(spec.expect.breaking_variant + " (pct:3)");
+    } else {
+      EXPECT_EQ(pct.first->invariant, spec.expect.invariant) << spec.name << " (pct:3): "
+                                                             << pct.first->message;
+    }
     if (!red.first) {
       unfound.insert(spec.expect.breaking_variant);
       continue;
@@ -86,7 +94,8 @@ TEST(CatalogueSearch, EveryBreakingVariantIsFoundWithItsInvariant) {
     EXPECT_EQ(red.first->invariant, spec.expect.invariant) << spec.name << ": "
                                                            << red.first->message;
   }
-  EXPECT_TRUE(unfound.empty()) << unfound.size() << " breaking variant(s) not found";
+  EXPECT_TRUE(unfound.empty()) << unfound.size() << " breaking variant(s) not found: "
+                               << ::testing::PrintToString(unfound);
 }
 
 TEST(CatalogueSearch, SafeCoreIsCleanOnEveryScenario) {
