@@ -307,7 +307,7 @@ class scenario_parser {
   expectation_spec expect(const json& value, scenario_kind kind) const {
     const std::string path = "expect";
     in_.object(value, path);
-    in_.only_keys(value, path, {"breaking_variant", "invariant"});
+    in_.only_keys(value, path, {"breaking_variant", "invariant", "damage"});
     expectation_spec e;
     const std::string variant_path = member_path(path, "breaking_variant");
     e.breaking_variant =
@@ -319,6 +319,15 @@ class scenario_parser {
         invariant_names.end()) {
       in_.fail_field(catalogue_problem::unknown_value, invariant_path,
                      "must be an invariant of DOMAIN.md, I1 to I9 (got " + shown(invariant) + ")");
+    }
+    if (const json* damage = json_reader::optional(value, "damage")) {
+      const std::string damage_path = member_path(path, "damage");
+      e.damage = in_.string(*damage, damage_path);
+      if (*e.damage != "I1" && *e.damage != "I5" && *e.damage != "I6" && *e.damage != "I7" &&
+          *e.damage != "I8" && *e.damage != "I9") {
+        in_.fail_field(catalogue_problem::unknown_value, damage_path,
+                       "must be a damage invariant: I1, I5, I6, I7, I8 or I9 (got " + shown(*damage) + ")");
+      }
     }
     if (e.breaking_variant == canary_variant) return e;
     const auto bug = core::bug_from_string(e.breaking_variant);

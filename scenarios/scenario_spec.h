@@ -82,6 +82,9 @@ struct fault_spec {
 struct expectation_spec {
   std::string breaking_variant;  // "B1".."H3", or "canary" for the deliberately broken core
   std::string invariant;         // "I1".."I9"
+  // The damage invariant that shows the bug when only damage checkers run (I1, I5..I9);
+  // empty: `invariant` is already one, or the scenario shows the bug by a rule only.
+  std::optional<std::string> damage = std::nullopt;
 
   friend bool operator==(const expectation_spec&, const expectation_spec&) = default;
 };

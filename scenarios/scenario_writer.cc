@@ -55,7 +55,7 @@ json faults_json(const fault_spec& f) {
 json to_json(const scenario_spec& spec) {
   json requests = json::array();
   for (const auto& request : spec.requests) requests.push_back(request_json(request));
-  return json{{"name", spec.name},
+  json written{{"name", spec.name},
               {"description", spec.description},
               {"kind", to_string(spec.kind)},
               {"topology", topology_json(spec.topology)},
@@ -66,6 +66,9 @@ json to_json(const scenario_spec& spec) {
                 {"invariant", spec.expect.invariant}}},
               {"step_limit", spec.step_limit},
               {"heal_bound_us", spec.heal_bound_us}};
+  // Optional, written when set (a scenario without it reads back the same).
+  if (spec.expect.damage) written["expect"]["damage"] = *spec.expect.damage;
+  return written;
 }
 
 json catalogue_to_json(const std::vector<scenario_spec>& scenarios) {

@@ -313,6 +313,10 @@ TEST_F(CatalogueErrors, AnUnknownNameOfAnEnumIsNamed) {
   expect_error(put("/scenarios/1/faults/prefetch_states/1", "running"), problem::unknown_value,
                {"scenario 'hicache': field 'faults.prefetch_states[1]' must be one of 'missing', "
                 "'pending', 'active' (got \"running\")"});
+  // A rule is not damage: expect.damage names only what checkers of damage report.
+  expect_error(put("/scenarios/0/expect/damage", "I3"), problem::unknown_value,
+               {"scenario 'page42': field 'expect.damage' must be a damage invariant: I1, I5, I6, "
+                "I7, I8 or I9 (got \"I3\")"});
 }
 
 TEST_F(CatalogueErrors, AnUnknownFieldAnywhereIsRefused) {

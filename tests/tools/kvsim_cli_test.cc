@@ -259,9 +259,10 @@ TEST(KvsimExplore, StopAtFirstEndsASearchAtItsFirstFinding) {
 TEST(KvsimExplore, CheckerFamiliesSplitRulesFromDamageAndTheTraceKeepsTheChoice) {
   // page42 with B1: the rule (I3, decode freed before the drain-ACK) fires at the abort; with
   // the damage checkers only, the same bug is seen by its consequence (I1: A's late write
-  // into a page that is no longer A's). page42 expects I3, so with damage only the row is
-  // `found-other`, not met (exit 1). The trace records the family, so replay judges the run
-  // with the same checkers and finds the same thing.
+  // into a page that is no longer A's), which page42 names as its damage invariant. The trace
+  // records the family, so replay judges the run with the same checkers and finds the same
+  // thing. b12_deadline expects I1; with the rules only it shows I2 at most: `found-other`,
+  // not met (exit 1).
   const fs::path dir = fresh_dir("checkers");
   const auto first = [&](const std::string& family, int code) {
     const captured c = call(cmd_explore, {"--scenario", "page42", "--variant", "B1", "--runs", "5",
@@ -271,21 +272,36 @@ TEST(KvsimExplore, CheckerFamiliesSplitRulesFromDamageAndTheTraceKeepsTheChoice)
     return nlohmann::json::parse(read(dir / (family + ".json"))).at(0);
   };
   const auto rules = first("rules", 0);
-  const auto damage = first("damage", 1);
+  const auto damage = first("damage", 0);
   EXPECT_EQ(rules["checkers"], "rules");
   EXPECT_EQ(rules["result"], "found");
   EXPECT_EQ(rules["first_finding"]["invariant"], "I3");
-  EXPECT_EQ(damage["result"], "found-other");
-  EXPECT_FALSE(damage["met"].get<bool>());
-  EXPECT_EQ(damage["expected_invariant"], "I3");
-  EXPECT_TRUE(damage["first_finding"].is_null());
-  EXPECT_EQ(damage["first_other_finding"]["invariant"], "I1");
+  EXPECT_EQ(damage["expected_invariant"], "I1");
+  EXPECT_EQ(damage["first_finding"]["invariant"], "I1");
+  const captured other = call(cmd_explore, {"--scenario", "b12_deadline", "--variant", "B12",
+                                            "--runs", "300", "--checkers", "rules", "--json",
+                                            (dir / "b12.json").string()});
+  EXPECT_EQ(other.code, 1) << other.out;
+  const auto other_row = nlohmann::json::parse(read(dir / "b12.json")).at(0);
+  EXPECT_EQ(other_row["result"], "found-other");
+  EXPECT_FALSE(other_row["met"].get<bool>());
+  EXPECT_EQ(other_row["expected_invariant"], "I1");
+  EXPECT_TRUE(other_row["first_finding"].is_null());
+  EXPECT_EQ(other_row["first_other_finding"]["invariant"], "I2");
   const fs::path trace = damage["traces"][0].get<std::string>();
   EXPECT_EQ(sim::load_trace(trace).checkers, "damage");
   const captured replayed = call(cmd_replay, {trace.string(), "--json"});
   EXPECT_EQ(replayed.code, 0) << replayed.out;
   EXPECT_EQ(nlohmann::json::parse(replayed.out)["finding"]["invariant"], "I1");
   EXPECT_THROW(call(cmd_explore, {"--scenario", "page42", "--checkers", "some"}), usage_error);
+  // A scenario whose rule invariant has a damage counterpart (expect.damage) is met by it.
+  const captured b2 = call(cmd_explore, {"--scenario", "b2_early_ack", "--variant", "B2", "--runs",
+                                         "50", "--checkers", "damage", "--json",
+                                         (dir / "b2.json").string()});
+  EXPECT_EQ(b2.code, 0) << b2.out;
+  const auto b2_row = nlohmann::json::parse(read(dir / "b2.json")).at(0);
+  EXPECT_EQ(b2_row["expected_invariant"], "I1");
+  EXPECT_EQ(b2_row["first_finding"]["invariant"], "I1");
 }
 
 TEST(KvsimExplore, FlagsAreCheckedBeforeAnythingRuns) {

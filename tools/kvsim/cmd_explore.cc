@@ -97,6 +97,14 @@ class progress_line {
   double last_plain_ = 0;
 };
 
+// The invariant a breaking row must find: the scenario's own, or with the damage checkers
+// only, the damage invariant it names (a rule invariant cannot fire then).
+std::string expected_invariant(const scenarios::scenario_spec& spec,
+                               properties::checker_family family) {
+  if (family == properties::checker_family::damage && spec.expect.damage) return *spec.expect.damage;
+  return spec.expect.invariant;
+}
+
 }  // namespace
 
 int cmd_explore(const arguments& args, std::ostream& out) {
@@ -178,7 +186,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     for (const auto& spec : all) {
       add_row(spec, scenarios::breaking_variant(spec), spec.expect.breaking_variant,
               expectation::found, true);
-      rows.back().request.wanted_invariant = spec.expect.invariant;
+      rows.back().request.wanted_invariant = expected_invariant(spec, family);
       add_row(spec, core::variant::safe(), "safe", expectation::clean, every_search_stops_early);
     }
     if (generated_row) {
@@ -195,7 +203,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     const bool breaking = variant == scenarios::breaking_variant(spec);
     add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
             every_search_stops_early);
-    if (breaking) rows.back().request.wanted_invariant = spec.expect.invariant;
+    if (breaking) rows.back().request.wanted_invariant = expected_invariant(spec, family);
   }
 
   progress_line progress;
