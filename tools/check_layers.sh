@@ -2,9 +2,9 @@
 # The purity rules of the lower layers, for what an include path cannot express (see
 # CMakeLists.txt's kvsim_layer_includes for the part the compiler enforces).
 #   core/ is production code: nothing from sim/ or real_backend/, no Boost, CUDA or NCCL, no
-#         threads, clocks, randomness or environment (DESIGN.md, "Layers").
+#         threads, clocks, randomness or environment (docs/DOMAIN.md, "How the repository is shaped").
 #   sim/  is deterministic: no upper layer, no threads, no wall clocks, no std::rand or
-#         <random>, no iteration over pointer-keyed containers (DESIGN.md, "The simulator").
+#         <random>, no iteration over pointer-keyed containers (every run replays from its decisions alone).
 # Usage:
 #   tools/check_layers.sh                 check core/ and sim/ of this repository
 #   tools/check_layers.sh LAYER DIR       check DIR with LAYER's rules (core or sim)
