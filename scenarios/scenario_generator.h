@@ -4,8 +4,8 @@
 // level up from the fault profile). Topology, requests with room reuse, aborts at every phase
 // from either side and from a subset of decode ranks, chunks and sibling futures, gates,
 // stalls, failures, unconfirmed timeouts, message delay/duplication/loss, deadlines, HiCache
-// states. The same seed gives the same scenario in every build; the draw has its own stream,
-// so it never shifts the run's decisions drawn from the same seed.
+// states (drawn as scenario_draw.h says). The same seed gives the same scenario in every
+// build; the draw has its own stream, so it never shifts the run's decisions.
 #include <cstdint>
 
 #include "scenarios/scenario_spec.h"

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <array>
 #include <string_view>
 
 #include "core/variant.h"
@@ -323,8 +324,10 @@ class scenario_parser {
     if (const json* damage = json_reader::optional(value, "damage")) {
       const std::string damage_path = member_path(path, "damage");
       e.damage = in_.string(*damage, damage_path);
-      if (*e.damage != "I1" && *e.damage != "I5" && *e.damage != "I6" && *e.damage != "I7" &&
-          *e.damage != "I8" && *e.damage != "I9") {
+      static constexpr std::array<std::string_view, 6> damage_invariants{"I1", "I5", "I6",
+                                                                         "I7", "I8", "I9"};
+      if (std::find(damage_invariants.begin(), damage_invariants.end(), *e.damage) ==
+          damage_invariants.end()) {
         in_.fail_field(catalogue_problem::unknown_value, damage_path,
                        "must be a damage invariant: I1, I5, I6, I7, I8 or I9 (got " + shown(*damage) + ")");
       }

@@ -108,6 +108,8 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
     deliver(id, to, message, delay_us);
   }
   attack(to, message);
+  // The replay window costs a copy per message: kept only in runs where replay can fire.
+  if (world_.faults().of(fault_kind::message_replay) == 0) return;
   std::deque<core::control_message>& past = sent_to_[to];
   past.push_back(message);
   if (past.size() > replay_window) past.pop_front();
@@ -131,9 +133,9 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
     world_.emit(message_sent{id, m.from, to, m.kind, m.key});
     deliver(id, to, m, adversary_delay_us);
   };
-  const std::deque<core::control_message>& past = sent_to_[to];
-  if (!past.empty() && world_.fault(fault_kind::message_replay)) {
-    inject(past[world_.choose(replay_tag, static_cast<std::uint32_t>(past.size()))]);
+  if (const auto past = sent_to_.find(to);
+      past != sent_to_.end() && !past->second.empty() && world_.fault(fault_kind::message_replay)) {
+    inject(past->second[world_.choose(replay_tag, static_cast<std::uint32_t>(past->second.size()))]);
   }
   if (message.token && world_.fault(fault_kind::message_forge)) {
     const auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));

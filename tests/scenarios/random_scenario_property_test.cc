@@ -15,6 +15,7 @@
 
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
+#include "scenarios/scenario_draw.h"
 #include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
@@ -28,82 +29,20 @@ namespace {
 
 constexpr std::uint64_t seeds_per_scenario = 12;
 
-rc::Gen<abort_phase> any_phase() {
-  return rc::gen::element(abort_phase::before_open, abort_phase::before_transfer,
-                          abort_phase::during_transfer, abort_phase::after_transfer,
-                          abort_phase::anytime);
-}
-
-request_spec transfer_request(const topology_spec& topology, std::size_t index) {
-  request_spec r;
-  r.room = *rc::gen::inRange<core::room_id>(1, 4);  // three ids for up to three requests: reuse
-  r.pages = *rc::gen::inRange<std::uint32_t>(1, std::min<std::uint32_t>(3, topology.pages_per_rank) + 1);
-  r.chunks = *rc::gen::inRange<std::uint32_t>(1, r.pages + 1);
-  r.siblings = *rc::gen::inRange<std::uint32_t>(1, 3);
-  if (*rc::gen::arbitrary<bool>()) {
-    r.abort = *any_phase();
-    r.origin = *rc::gen::element(abort_origin::decode, abort_origin::prefill);
-    if (r.origin == abort_origin::decode && topology.decode_ranks > 1 &&
-        *rc::gen::arbitrary<bool>()) {
-      r.abort_from.push_back(*rc::gen::inRange<core::rank_id>(0, topology.decode_ranks));
-    }
+// The scenario drawing of the swarm (scenarios/scenario_draw.h), fed by RapidCheck's
+// generators: every field is its own RapidCheck value, so a failure shrinks field by field.
+struct rapidcheck_draw {
+  std::uint32_t in(std::uint32_t low, std::uint32_t high) {
+    return *rc::gen::inRange<std::uint32_t>(low, high + 1);
   }
-  if (index > 0 && *rc::gen::arbitrary<bool>()) {
-    r.after = *rc::gen::inRange<std::uint32_t>(0, static_cast<std::uint32_t>(index));
-  }
-  return r;
-}
-
-scenario_spec transfer_scenario() {
-  scenario_spec s;
-  s.kind = scenario_kind::transfer;
-  s.topology.prefill_ranks = *rc::gen::inRange<std::uint32_t>(1, 3);
-  s.topology.decode_ranks = *rc::gen::inRange<std::uint32_t>(1, 3);
-  s.topology.pages_per_rank = *rc::gen::inRange<std::uint32_t>(3, 9);
-  const std::size_t requests = *rc::gen::inRange<std::size_t>(1, 4);
-  for (std::size_t i = 0; i < requests; ++i) s.requests.push_back(transfer_request(s.topology, i));
-  fault_spec& f = s.faults;
-  if (*rc::gen::arbitrary<bool>()) {
-    const auto request = *rc::gen::inRange<std::uint32_t>(0, static_cast<std::uint32_t>(requests));
-    f.gates.push_back({request, *rc::gen::inRange<std::uint32_t>(0, s.requests[request].pages)});
-  }
-  f.transfer_stall = *rc::gen::arbitrary<bool>();
-  f.transfer_fail = *rc::gen::arbitrary<bool>();
-  f.transfer_timeout_unconfirmed = *rc::gen::arbitrary<bool>();
-  f.message_delay = *rc::gen::arbitrary<bool>();
-  f.message_duplicate = *rc::gen::arbitrary<bool>();
-  f.message_drop = *rc::gen::arbitrary<bool>();
-  if (*rc::gen::arbitrary<bool>()) f.deadline_us = *rc::gen::inRange<std::uint64_t>(20, 400);
-  s.expect = {"B1", "I3"};  // required by the schema; this property expects nothing to fire
-  return s;
-}
-
-scenario_spec prefetch_scenario() {
-  scenario_spec s;
-  s.kind = scenario_kind::prefetch;
-  s.topology.attention_group = *rc::gen::inRange<std::uint32_t>(1, 5);
-  s.topology.pages_per_rank = *rc::gen::inRange<std::uint32_t>(2, 9);
-  const std::size_t requests = *rc::gen::inRange<std::size_t>(1, 4);
-  for (std::size_t i = 0; i < requests; ++i) {
-    request_spec r;
-    r.room = *rc::gen::inRange<core::room_id>(1, 4);
-    r.pages = *rc::gen::inRange<std::uint32_t>(1, s.topology.pages_per_rank + 1);
-    if (*rc::gen::arbitrary<bool>()) r.abort = *any_phase();
-    s.requests.push_back(r);
-  }
-  for (std::uint32_t rank = 0; rank < s.topology.attention_group; ++rank) {
-    s.faults.prefetch_states.push_back(*rc::gen::element(
-        core::prefetch_state::missing, core::prefetch_state::pending, core::prefetch_state::active));
-  }
-  s.faults.transfer_stall = *rc::gen::arbitrary<bool>();  // storage reads stall
-  s.faults.transfer_fail = *rc::gen::arbitrary<bool>();   // storage reads fail
-  s.expect = {"H1", "I5"};
-  return s;
-}
+  bool coin() { return *rc::gen::arbitrary<bool>(); }
+  bool one_in(std::uint32_t n) { return *rc::gen::inRange<std::uint32_t>(0, n) == 0; }
+};
 
 rc::Gen<scenario_spec> random_scenario() {
   return rc::gen::exec([] {
-    scenario_spec s = *rc::gen::arbitrary<bool>() ? prefetch_scenario() : transfer_scenario();
+    rapidcheck_draw d;
+    scenario_spec s = drawing::draw_scenario(d);
     s.name = "random";
     s.description = "drawn by tests/scenarios/random_scenario_property_test.cc";
     return s;

@@ -1,0 +1,106 @@
+#pragma once
+// How a scenario is drawn from the schema, written once for every source of choices: the
+// scenario swarm draws from a seeded sim::rng (scenario_generator.cc), the RapidCheck
+// property from RapidCheck's generators (so its failures shrink field by field). `Draw`
+// provides in(low, high) (inclusive), coin() and one_in(n).
+//
+// Small worlds find most bugs (the small-scope hypothesis): up to 2 x 2 transfer ranks, 4
+// requests over 3 room ids (so ids are reused), pools of 3..8 pages, groups of up to 4.
+#include <algorithm>
+#include <cstdint>
+
+#include "scenarios/scenario_spec.h"
+
+namespace kvsim::scenarios::drawing {
+
+inline constexpr std::uint32_t prefill_ranks_max = 2;
+inline constexpr std::uint32_t decode_ranks_max = 2;
+inline constexpr std::uint32_t requests_max = 4;
+inline constexpr std::uint32_t room_ids = 3;
+inline constexpr std::uint32_t request_pages_max = 4;
+inline constexpr std::uint32_t siblings_max = 2;
+inline constexpr std::uint32_t attention_group_max = 4;
+
+template <class Draw>
+abort_phase any_phase(Draw& d) {
+  return static_cast<abort_phase>(d.in(0, static_cast<std::uint32_t>(abort_phase::anytime)));
+}
+
+template <class Draw>
+request_spec transfer_request(Draw& d, const topology_spec& topology, std::uint32_t index) {
+  request_spec r;
+  r.room = d.in(1, room_ids);
+  r.pages = d.in(1, std::min(request_pages_max, topology.pages_per_rank));
+  r.chunks = d.in(1, r.pages);
+  r.siblings = d.in(1, siblings_max);
+  // Most requests are aborted: aborts are where the core's mechanisms are.
+  if (!d.one_in(3)) {
+    r.abort = any_phase(d);
+    r.origin = d.one_in(4) ? abort_origin::prefill : abort_origin::decode;
+    if (r.origin == abort_origin::decode && topology.decode_ranks > 1 && d.coin()) {
+      r.abort_from.push_back(d.in(0, topology.decode_ranks - 1));
+    }
+  }
+  if (index > 0 && d.one_in(3)) r.after = d.in(0, index - 1);
+  return r;
+}
+
+template <class Draw>
+scenario_spec transfer_scenario(Draw& d) {
+  scenario_spec s;
+  s.kind = scenario_kind::transfer;
+  s.topology.prefill_ranks = d.in(1, prefill_ranks_max);
+  s.topology.decode_ranks = d.in(1, decode_ranks_max);
+  s.topology.pages_per_rank = d.in(3, 8);
+  const std::uint32_t requests = d.in(1, requests_max);
+  for (std::uint32_t i = 0; i < requests; ++i) s.requests.push_back(transfer_request(d, s.topology, i));
+  fault_spec& f = s.faults;
+  if (d.one_in(3)) {
+    const std::uint32_t request = d.in(0, requests - 1);
+    f.gates.push_back({request, d.in(0, s.requests[request].pages - 1)});
+  }
+  f.transfer_stall = d.coin();
+  f.transfer_fail = d.coin();
+  f.transfer_timeout_unconfirmed = d.coin();
+  f.message_delay = d.coin();
+  f.message_duplicate = d.coin();
+  f.message_drop = d.coin();
+  f.message_replay = d.coin();
+  f.message_forge = d.coin();
+  if (d.coin()) f.deadline_us = d.in(20, 400);
+  s.expect.breaking_variant = "B1";  // required by the schema; a drawn scenario expects safe clean
+  s.expect.invariant = "I3";
+  return s;
+}
+
+template <class Draw>
+scenario_spec prefetch_scenario(Draw& d) {
+  scenario_spec s;
+  s.kind = scenario_kind::prefetch;
+  s.topology.attention_group = d.in(1, attention_group_max);
+  s.topology.pages_per_rank = d.in(2, 8);
+  const std::uint32_t requests = d.in(1, requests_max - 1);
+  for (std::uint32_t i = 0; i < requests; ++i) {
+    request_spec r;
+    r.room = d.in(1, room_ids);
+    r.pages = d.in(1, s.topology.pages_per_rank);
+    if (d.coin()) r.abort = any_phase(d);
+    s.requests.push_back(r);
+  }
+  for (std::uint32_t rank = 0; rank < s.topology.attention_group; ++rank) {
+    s.faults.prefetch_states.push_back(static_cast<core::prefetch_state>(d.in(0, 2)));
+  }
+  s.faults.transfer_stall = d.coin();  // storage reads stall
+  s.faults.transfer_fail = d.coin();   // storage reads fail
+  s.expect.breaking_variant = "H1";
+  s.expect.invariant = "I5";
+  return s;
+}
+
+// One scenario: transfer scenarios hold most of the core's mechanisms, three in four.
+template <class Draw>
+scenario_spec draw_scenario(Draw& d) {
+  return d.one_in(4) ? prefetch_scenario(d) : transfer_scenario(d);
+}
+
+}  // namespace kvsim::scenarios::drawing
