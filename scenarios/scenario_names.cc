@@ -20,6 +20,12 @@ const char* name_in(const std::array<const char*, N>& names, E value) {
 
 }  // namespace
 
+std::vector<expectation_spec> breaking_expectations(const scenario_spec& spec) {
+  std::vector<expectation_spec> all{spec.expect};
+  all.insert(all.end(), spec.also_expect.begin(), spec.also_expect.end());
+  return all;
+}
+
 const char* to_string(scenario_kind kind) { return name_in(detail::kind_names, kind); }
 const char* to_string(abort_phase phase) { return name_in(detail::abort_phase_names, phase); }
 const char* to_string(abort_origin origin) { return name_in(detail::origin_names, origin); }

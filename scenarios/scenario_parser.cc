@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <cctype>
 #include <array>
+#include <set>
 #include <string_view>
 
 #include "core/variant.h"
 #include "scenarios/catalogue.h"
+#include "scenarios/code_probes.h"
 #include "scenarios/json_reader.h"
 #include "scenarios/scenario_names.h"
 #include "sim/kv_memory.h"
@@ -63,7 +65,7 @@ class scenario_parser {
     }
     in_.only_keys(scenario_, "",
                   {"name", "description", "kind", "topology", "requests", "faults", "expect",
-                   "step_limit", "heal_bound_us"});
+                   "expect_probes", "step_limit", "heal_bound_us"});
     scenario_spec spec;
     spec.name = name();
     if (const json* text = json_reader::optional(scenario_, "description")) {
@@ -80,7 +82,12 @@ class scenario_parser {
     const json* faults_json = json_reader::optional(scenario_, "faults");
     if (faults_json != nullptr) spec.faults = faults(*faults_json, spec);
     check_prefetch_states(spec, faults_json);
-    spec.expect = expect(in_.required(scenario_, "", "expect"), spec.kind);
+    const json& expect_json = in_.required(scenario_, "", "expect");
+    spec.expect = expect(expect_json, "expect", spec.kind, true);
+    spec.also_expect = also_expect(expect_json, spec);
+    if (const json* probes = json_reader::optional(scenario_, "expect_probes")) {
+      spec.expect_probes = expect_probes(*probes);
+    }
     if (const json* value = json_reader::optional(scenario_, "step_limit")) {
       spec.step_limit = in_.u64(*value, "step_limit", 1);
     }
@@ -117,7 +124,7 @@ class scenario_parser {
     in_.object(value, path);
     in_.only_keys(value, path,
                   {"prefill_ranks", "decode_ranks", "attention_group", "pages_per_rank",
-                   "page_bytes"});
+                   "page_bytes", "tombstones"});
     topology_spec t;
     const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min) {
       if (const json* number = json_reader::optional(value, key)) {
@@ -130,6 +137,7 @@ class scenario_parser {
     read("pages_per_rank", t.pages_per_rank, 1);
     // More than the writer's identity header, so every page also carries canary bytes.
     read("page_bytes", t.page_bytes, sim::kv_memory::header_bytes + 1);
+    read("tombstones", t.tombstones, 1);
     return t;
   }
 
@@ -305,10 +313,56 @@ class scenario_parser {
     }
   }
 
-  expectation_spec expect(const json& value, scenario_kind kind) const {
-    const std::string path = "expect";
+  // expect.also: further breaking variants, each an object like expect itself (without an
+  // `also` of its own), none repeating a variant already expected.
+  std::vector<expectation_spec> also_expect(const json& expect_json, const scenario_spec& spec) const {
+    std::vector<expectation_spec> also;
+    const json* list = json_reader::optional(expect_json, "also");
+    if (list == nullptr) return also;
+    const std::string path = member_path("expect", "also");
+    const json& entries = in_.array(*list, path);
+    std::set<std::string> variants{spec.expect.breaking_variant};
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string entry_path = element_path(path, i);
+      also.push_back(expect(entries[i], entry_path, spec.kind, false));
+      if (!variants.insert(also.back().breaking_variant).second) {
+        in_.fail_field(catalogue_problem::inconsistent, member_path(entry_path, "breaking_variant"),
+                       "repeats " + also.back().breaking_variant +
+                           ", already an expected breaking variant of this scenario");
+      }
+    }
+    return also;
+  }
+
+  // expect_probes: names of code probes (scenarios/code_probes.h), each once.
+  std::vector<std::string> expect_probes(const json& value) const {
+    const std::string path = "expect_probes";
+    const json& entries = in_.array(value, path);
+    std::vector<std::string> names;
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      const std::string entry_path = element_path(path, i);
+      const std::string& name = in_.string(entries[i], entry_path);
+      if (!probe_from_string(name)) {
+        in_.fail_field(catalogue_problem::unknown_value, entry_path,
+                       "must be a code probe of scenarios/code_probes.h (got " + shown(entries[i]) +
+                           ")");
+      }
+      if (std::find(names.begin(), names.end(), name) != names.end()) {
+        in_.fail_field(catalogue_problem::inconsistent, entry_path, "names " + name + " twice");
+      }
+      names.push_back(name);
+    }
+    return names;
+  }
+
+  expectation_spec expect(const json& value, const std::string& path, scenario_kind kind,
+                          bool top) const {
     in_.object(value, path);
-    in_.only_keys(value, path, {"breaking_variant", "invariant", "damage"});
+    if (top) {
+      in_.only_keys(value, path, {"breaking_variant", "invariant", "damage", "also"});
+    } else {
+      in_.only_keys(value, path, {"breaking_variant", "invariant", "damage"});
+    }
     expectation_spec e;
     const std::string variant_path = member_path(path, "breaking_variant");
     e.breaking_variant =

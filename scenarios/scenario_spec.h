@@ -24,6 +24,10 @@ struct topology_spec {
   std::uint32_t attention_group = 2;  // prefetch: ranks in the group
   std::uint32_t pages_per_rank = 8;
   std::uint32_t page_bytes = 64;
+  // transfer: each prefill rank's tombstone table (core::room_lifetimes): rooms closed before
+  // they opened, or aborted and cleared, remembered so a late sender is refused; a small table
+  // fills up and evicts its oldest entries.
+  std::uint32_t tombstones = 64;
 
   friend bool operator==(const topology_spec&, const topology_spec&) = default;
 };
@@ -97,11 +101,20 @@ struct scenario_spec {
   std::vector<request_spec> requests;
   fault_spec faults;
   expectation_spec expect;
+  // Further breaking variants the scenario shows, each with its own invariant(s) (the schema's
+  // `expect.also`): one scenario can be red for H1, H2 and H3 alike.
+  std::vector<expectation_spec> also_expect;
+  // Code probes (scenarios/code_probes.h) the safe search of this scenario must hit; a safe
+  // row that misses one is reported `unexercised`, not clean.
+  std::vector<std::string> expect_probes;
   std::uint64_t step_limit = 20'000;
   std::uint64_t heal_bound_us = 10'000;  // I9: after faults stop, every request ends within this
 
   friend bool operator==(const scenario_spec&, const scenario_spec&) = default;
 };
+
+// expect first, then expect.also: every breaking variant the scenario must be red for.
+std::vector<expectation_spec> breaking_expectations(const scenario_spec& spec);
 
 const char* to_string(scenario_kind kind);
 const char* to_string(abort_phase phase);

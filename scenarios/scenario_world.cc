@@ -43,12 +43,14 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
   return mask;
 }
 
-core::variant breaking_variant(const scenario_spec& spec) {
-  if (spec.expect.breaking_variant == "canary") {
+core::variant breaking_variant(const expectation_spec& expect) {
+  if (expect.breaking_variant == "canary") {
     return core::variant::with(core::bug::b1_destination_reuse);
   }
-  const auto named = core::variant::from_name(spec.expect.breaking_variant);
+  const auto named = core::variant::from_name(expect.breaking_variant);
   return named ? *named : core::variant::safe();
 }
+
+core::variant breaking_variant(const scenario_spec& spec) { return breaking_variant(spec.expect); }
 
 }  // namespace kvsim::scenarios

@@ -34,5 +34,7 @@ std::uint32_t allowed_faults(const scenario_spec& spec);
 // The variant the scenario expects to break: its named bug, or for the canary the
 // deliberately broken core (decode frees its pages at abort, B1's release).
 core::variant breaking_variant(const scenario_spec& spec);
+// The variant one of its expectations (expect or an entry of expect.also) names.
+core::variant breaking_variant(const expectation_spec& expect);
 
 }  // namespace kvsim::scenarios

@@ -14,7 +14,8 @@ json topology_json(const topology_spec& t) {
               {"decode_ranks", t.decode_ranks},
               {"attention_group", t.attention_group},
               {"pages_per_rank", t.pages_per_rank},
-              {"page_bytes", t.page_bytes}};
+              {"page_bytes", t.page_bytes},
+              {"tombstones", t.tombstones}};
 }
 
 json request_json(const request_spec& r) {
@@ -68,6 +69,16 @@ json to_json(const scenario_spec& spec) {
               {"heal_bound_us", spec.heal_bound_us}};
   // Optional, written when set (a scenario without it reads back the same).
   if (spec.expect.damage) written["expect"]["damage"] = *spec.expect.damage;
+  if (!spec.also_expect.empty()) {
+    json also = json::array();
+    for (const expectation_spec& e : spec.also_expect) {
+      json entry{{"breaking_variant", e.breaking_variant}, {"invariant", e.invariant}};
+      if (e.damage) entry["damage"] = *e.damage;
+      also.push_back(std::move(entry));
+    }
+    written["expect"]["also"] = std::move(also);
+  }
+  if (!spec.expect_probes.empty()) written["expect_probes"] = spec.expect_probes;
   return written;
 }
 

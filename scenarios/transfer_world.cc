@@ -32,7 +32,6 @@ constexpr std::uint64_t poll_interval_us = 5;
 constexpr std::uint64_t chunk_compute_us = 5;
 // Tags of the world's own data decisions (sim::world::choose).
 constexpr std::uint64_t choice_free_source_now = 0xf5ee;
-constexpr std::uint32_t tombstones_max = 64;
 
 core::cluster_key world_key() {
   core::cluster_key key;
@@ -51,7 +50,7 @@ struct transfer_world::parts {
                                       p.variant.has(core::bug::b3_source_reuse)
                                           ? core::release_policy::free_while_leased
                                           : core::release_policy::defer_while_leased}),
-          lifetimes(rank, p.world.core_sink(), tombstones_max),
+          lifetimes(rank, p.world.core_sink(), p.spec.topology.tombstones),
           statuses(rank, p.world.core_sink()),
           verifier(rank, world_key(), p.world.core_sink()),
           engine(p.world, rank, {}),

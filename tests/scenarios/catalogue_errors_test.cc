@@ -162,7 +162,8 @@ TEST_F(CatalogueErrors, ANewerFormatVersionIsRefused) {
   expect_error(put("/version", 2), problem::newer_version,
                {"catalogue format version 2 is newer than this kvsim reads (1)"});
   // Not newer, just wrong:
-  expect_error(put("/version", 0), problem::out_of_range, {"field 'version' must be an integer >= 1"});
+  expect_error(put("/version", 0), problem::out_of_range,
+               {"field 'version' must be an integer >= 1"});
   expect_error(put("/version", "1"), problem::wrong_type, {"field 'version'"});
 }
 
@@ -204,7 +205,8 @@ TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
       {put("/scenarios/0/topology", json::array()), "field 'topology' must be an object (got [])"},
       {put("/scenarios/0/requests", json::object()), "field 'requests' must be an array (got {})"},
       {put("/scenarios/0/requests/0", 3), "field 'requests[0]' must be an object (got 3)"},
-      {put("/scenarios/0/requests/0/abort_from", 0), "field 'requests[0].abort_from' must be an array"},
+      {put("/scenarios/0/requests/0/abort_from", 0),
+       "field 'requests[0].abort_from' must be an array"},
       {put("/scenarios/0/faults/message_delay", "yes"),
        "field 'faults.message_delay' must be true or false (got \"yes\")"},
       {put("/scenarios/0/faults", json::array()), "field 'faults' must be an object"},
@@ -212,7 +214,8 @@ TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
       {put("/scenarios/0/expect/invariant", 1), "field 'expect.invariant' must be a string"},
       {put("/scenarios/0/description", json::array({"two", "lines"})),
        "field 'description' must be a string"},
-      {put("/scenarios/0/step_limit", nullptr), "field 'step_limit' must be an integer >= 1 (got null)"},
+      {put("/scenarios/0/step_limit", nullptr),
+       "field 'step_limit' must be an integer >= 1 (got null)"},
   };
   for (const auto& b : table) {
     expect_error(b.change, problem::wrong_type, {"scenario 'page42': " + b.message});
@@ -258,7 +261,8 @@ TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
        "field 'requests[0].siblings' must be an integer >= 1 (got 0)"},
       {put("/scenarios/0/requests/0/room", -7),
        "field 'requests[0].room' must be an integer >= 0 (got -7)"},
-      {put("/scenarios/0/requests", json::array()), "field 'requests' must list at least one request"},
+      {put("/scenarios/0/requests", json::array()),
+       "field 'requests' must list at least one request"},
       {put("/scenarios/0/faults/deadline_us", 0),
        "field 'faults.deadline_us' must be an integer >= 1 (got 0)"},
       {put("/scenarios/0/step_limit", 0), "field 'step_limit' must be an integer >= 1 (got 0)"},
@@ -285,11 +289,12 @@ TEST_F(CatalogueErrors, AfterMustNameAnEarlierRequest) {
 }
 
 TEST_F(CatalogueErrors, AbortFromMustNameDecodeRanksOnce) {
-  expect_error(put("/scenarios/0/requests/0/abort_from", json::array({0, 2})), problem::out_of_range,
+  expect_error(put("/scenarios/0/requests/0/abort_from", json::array({0, 2})),
+               problem::out_of_range,
                {"scenario 'page42': field 'requests[0].abort_from[1]' must be a decode rank, below "
                 "topology.decode_ranks = 2 (got 2)"});
-  expect_error(put("/scenarios/0/requests/0/abort_from", json::array({1, 1})), problem::inconsistent,
-               {"field 'requests[0].abort_from' lists decode rank 1 twice"});
+  expect_error(put("/scenarios/0/requests/0/abort_from", json::array({1, 1})),
+               problem::inconsistent, {"field 'requests[0].abort_from' lists decode rank 1 twice"});
 }
 
 TEST_F(CatalogueErrors, AGateMustNameARequestAndOneOfItsPages) {
@@ -333,8 +338,9 @@ TEST_F(CatalogueErrors, AnUnknownFieldAnywhereIsRefused) {
       {"/scenarios/0/variant", "scenario 'page42': unknown field 'variant'"},
       {"/scenarios/0/topology/prefil_ranks",
        "unknown field 'topology.prefil_ranks' (did you mean 'topology.prefill_ranks'?)"},
-      {"/scenarios/0/requests/1/aborted", "unknown field 'requests[1].aborted' (did you mean "
-                                          "'requests[1].abort'?)"},
+      {"/scenarios/0/requests/1/aborted",
+       "unknown field 'requests[1].aborted' (did you mean "
+       "'requests[1].abort'?)"},
       {"/scenarios/0/faults/message_dup", "unknown field 'faults.message_dup'"},
       {"/scenarios/0/faults/gates/0/page", "unknown field 'faults.gates[0].page'"},
       {"/scenarios/1/expect/variant", "scenario 'hicache': unknown field 'expect.variant'"},
@@ -374,6 +380,39 @@ TEST_F(CatalogueErrors, TheBreakingVariantMustBeABugOfDomainMdOrCanary) {
                {"field 'expect.breaking_variant' H2 is a prefetch bug, but kind is 'transfer'"});
   expect_error(put("/scenarios/1/expect/breaking_variant", "B1"), problem::inconsistent,
                {"field 'expect.breaking_variant' B1 is a transfer bug, but kind is 'prefetch'"});
+}
+
+TEST_F(CatalogueErrors, ExpectProbesMustNameRealProbesOnce) {
+  expect_error(put("/scenarios/0/expect_probes", json::array({"deferred_release", "no_such"})),
+               problem::unknown_value,
+               {"scenario 'page42': field 'expect_probes[1]' must be a code probe of "
+                "scenarios/code_probes.h (got \"no_such\")"});
+  expect_error(put("/scenarios/0/expect_probes", json::array({"abort_mid_copy", "abort_mid_copy"})),
+               problem::inconsistent,
+               {"scenario 'page42': field 'expect_probes[1]' names abort_mid_copy twice"});
+  expect_error(put("/scenarios/0/expect_probes", "abort_mid_copy"), problem::wrong_type,
+               {"scenario 'page42': field 'expect_probes' must be an array"});
+}
+
+TEST_F(CatalogueErrors, ExpectAlsoListsFurtherVariantsEachOnce) {
+  const json b11 = {{"breaking_variant", "B11"}, {"invariant", "I3"}};
+  expect_error(put("/scenarios/0/expect/also",
+                   json::array({{{"breaking_variant", "B1"}, {"invariant", "I3"}}})),
+               problem::inconsistent,
+               {"scenario 'page42': field 'expect.also[0].breaking_variant' repeats B1, already an "
+                "expected breaking variant of this scenario"});
+  expect_error(put("/scenarios/0/expect/also", json::array({b11, b11})), problem::inconsistent,
+               {"field 'expect.also[1].breaking_variant' repeats B11"});
+  expect_error(
+      put("/scenarios/0/expect/also",
+          json::array({{{"breaking_variant", "H1"}, {"invariant", "I5"}}})),
+      problem::inconsistent,
+      {"field 'expect.also[0].breaking_variant' H1 is a prefetch bug, but kind is 'transfer'"});
+  expect_error(
+      put("/scenarios/0/expect/also",
+          json::array(
+              {{{"breaking_variant", "B11"}, {"invariant", "I3"}, {"also", json::array()}}})),
+      problem::unknown_field, {"unknown field 'expect.also[0].also'"});
 }
 
 TEST_F(CatalogueErrors, TheInvariantMustBeOneOfI1ToI9) {
@@ -462,8 +501,8 @@ TEST(CatalogueDamage, ATruncatedCatalogueIsOneErrorLine) {
 // Each shipped scenario alone in a catalogue, every field of it replaced by odd values or
 // removed: a catalogue or one catalogue_error line, never another exception.
 TEST(CatalogueDamage, EveryFieldReplacedOrRemovedGivesACatalogueOrOneErrorLine) {
-  const std::vector<json> odd = {nullptr, -1,  0,  18446744073709551615ULL,
-                                 1.5,     "x", json::object(), json::array({0})};
+  const std::vector<json> odd = {
+      nullptr, -1, 0, 18446744073709551615ULL, 1.5, "x", json::object(), json::array({0})};
   std::size_t tried = 0;
   for (const scenario_spec& spec : load_catalogue(KVSIM_CATALOGUE)) {
     const json alone = catalogue_to_json({spec});

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "scenarios/scenario_spec.h"
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
@@ -126,7 +127,8 @@ TEST(KvsimFindingFlow, AnExploredFindingReplaysShrinksAndExports) {
   EXPECT_EQ(call(cmd_replay, {shrunk.string(), "--strict"}).code, 0);
 
   const fs::path timeline = dir / "timeline.json";
-  EXPECT_EQ(call(cmd_export, {shrunk.string(), "--format", "perfetto", "-o", timeline.string()}).code, 0);
+  EXPECT_EQ(
+      call(cmd_export, {shrunk.string(), "--format", "perfetto", "-o", timeline.string()}).code, 0);
   const auto chrome = nlohmann::json::parse(read(timeline));
   ASSERT_TRUE(chrome.contains("traceEvents"));
   int begins = 0;
@@ -154,7 +156,9 @@ TEST(KvsimReplay, AHandEditedDecisionIsReportedAsADivergence) {
   const fs::path dir = fresh_dir("divergence");
   const fs::path file = dir / "run.json";
   ASSERT_EQ(call(cmd_run, {"--scenario", "b2_early_ack", "--variant", "B2", "--seed", "1",
-                           "--trace", file.string()}).code, 1);
+                           "--trace", file.string()})
+                .code,
+            1);
   sim::trace t = sim::load_trace(file);
   t.decisions.resize(t.decisions.size() / 2);  // a recording cut short no longer fits
   sim::write_trace(dir / "cut.json", t);
@@ -218,7 +222,13 @@ TEST(KvsimExplore, AllWritesJsonAndJunitAndExitsOneWhenAnExpectationFails) {
       call(cmd_explore, {"--all", "--runs", "40", "--catalogue", catalogue.string(), "--json",
                          (dir / "rows.json").string(), "--junit", (dir / "junit.xml").string()});
   const auto rows = nlohmann::json::parse(read(dir / "rows.json"));
-  ASSERT_EQ(rows.size(), 2 * load_scenarios(catalogue).size() + 1);  // + the generated row
+  // One red row per breaking variant a scenario declares (expect and expect.also), one safe
+  // row per scenario, and the generated row.
+  std::size_t expected_rows = 1;
+  for (const auto& spec : load_scenarios(catalogue)) {
+    expected_rows += scenarios::breaking_expectations(spec).size() + 1;
+  }
+  ASSERT_EQ(rows.size(), expected_rows);
   EXPECT_EQ(rows.back()["scenario"], "generated");
   int unmet = 0;
   for (const auto& row : rows) {
@@ -237,13 +247,68 @@ TEST(KvsimExplore, AllWritesJsonAndJunitAndExitsOneWhenAnExpectationFails) {
   EXPECT_NE(c.out.find("scenario"), std::string::npos);
 }
 
+TEST(KvsimExplore, ASafeRowThatMissesADeclaredProbeIsUnexercised) {
+  // b10_abort_before_open never aborts mid-copy (its abort lands before the room opens): a
+  // scenario that declares that probe is not clean but unexercised, and the exit says so.
+  const fs::path dir = fresh_dir("unexercised");
+  auto catalogue_json = nlohmann::json::parse(read(default_catalogue()));
+  for (auto& scenario : catalogue_json["scenarios"]) {
+    if (scenario["name"] == "b10_abort_before_open") {
+      scenario["expect_probes"] = {"tombstone_left", "abort_mid_copy"};
+    }
+  }
+  const fs::path catalogue = dir / "catalogue.json";
+  {
+    std::ofstream out(catalogue);
+    out << catalogue_json.dump(1);
+  }
+  const auto run = [&](const fs::path& from) {
+    const captured c =
+        call(cmd_explore, {"--scenario", "b10_abort_before_open", "--runs", "50", "--catalogue",
+                           from.string(), "--json", (dir / "rows.json").string()});
+    return std::pair{c, nlohmann::json::parse(read(dir / "rows.json")).at(0)};
+  };
+  const auto [missed, row] = run(catalogue);
+  EXPECT_EQ(missed.code, 1);
+  EXPECT_EQ(row["result"], "unexercised");
+  EXPECT_EQ(row["findings"], 0);
+  EXPECT_EQ(row["unexercised_probes"], nlohmann::json::array({"abort_mid_copy"}));
+  EXPECT_GT(row["probes"]["tombstone_left"].get<int>(), 0);
+  EXPECT_EQ(row["probes"]["abort_mid_copy"], 0);
+  EXPECT_NE(missed.out.find("never hit: abort_mid_copy"), std::string::npos) << missed.out;
+  // The shipped scenario declares only what its search reaches: clean.
+  const auto [shipped, shipped_row] = run(default_catalogue());
+  EXPECT_EQ(shipped.code, 0) << shipped.out;
+  EXPECT_EQ(shipped_row["result"], "clean");
+}
+
+TEST(KvsimExplore, AScenarioIsRedForEachVariantItDeclares) {
+  // room_churn lists B10 and, in expect.also, B7, B9 and B11: --scenario with any of them
+  // expects a finding of that entry's invariant.
+  const fs::path dir = fresh_dir("also");
+  for (const auto& [variant, invariant] : std::vector<std::pair<std::string, std::string>>{
+           {"B10", "I2"}, {"B7", "I2"}, {"B11", "I3"}}) {
+    const captured c =
+        call(cmd_explore, {"--scenario", "room_churn", "--variant", variant, "--runs", "2000",
+                           "--stop-at-first", "--json", (dir / "rows.json").string()});
+    const auto row = nlohmann::json::parse(read(dir / "rows.json")).at(0);
+    EXPECT_EQ(c.code, 0) << variant << ": " << c.out;
+    EXPECT_EQ(row["expected"], "found") << variant;
+    EXPECT_EQ(row["expected_invariant"], invariant) << variant;
+  }
+  // A variant the scenario does not declare is expected clean.
+  const captured c = call(cmd_explore, {"--scenario", "room_churn", "--variant", "B4", "--runs",
+                                        "20", "--json", (dir / "rows.json").string()});
+  EXPECT_EQ(nlohmann::json::parse(read(dir / "rows.json")).at(0)["expected"], "clean") << c.out;
+}
+
 TEST(KvsimExplore, StopAtFirstEndsASearchAtItsFirstFinding) {
   // page42 with B1 finds something on most seeds: without the flag every one of 30 runs is
   // searched; with it the search stops at the first finding (what tools/mutate.sh relies on).
   const fs::path dir = fresh_dir("stop_at_first");
   const auto rows_of = [&](std::vector<std::string> extra) {
-    arguments args{"--scenario", "page42", "--variant", "B1", "--runs", "30", "--json",
-                   (dir / "rows.json").string()};
+    arguments args{"--scenario", "page42", "--variant", "B1",
+                   "--runs",     "30",     "--json",    (dir / "rows.json").string()};
     args.insert(args.end(), extra.begin(), extra.end());
     const captured c = call(cmd_explore, args);
     EXPECT_EQ(c.code, 0);  // B1 is page42's breaking variant: found is what was expected
@@ -278,9 +343,9 @@ TEST(KvsimExplore, CheckerFamiliesSplitRulesFromDamageAndTheTraceKeepsTheChoice)
   EXPECT_EQ(rules["first_finding"]["invariant"], "I3");
   EXPECT_EQ(damage["expected_invariant"], "I1");
   EXPECT_EQ(damage["first_finding"]["invariant"], "I1");
-  const captured other = call(cmd_explore, {"--scenario", "b12_deadline", "--variant", "B12",
-                                            "--runs", "300", "--checkers", "rules", "--json",
-                                            (dir / "b12.json").string()});
+  const captured other =
+      call(cmd_explore, {"--scenario", "b12_deadline", "--variant", "B12", "--runs", "300",
+                         "--checkers", "rules", "--json", (dir / "b12.json").string()});
   EXPECT_EQ(other.code, 1) << other.out;
   const auto other_row = nlohmann::json::parse(read(dir / "b12.json")).at(0);
   EXPECT_EQ(other_row["result"], "found-other");
@@ -295,9 +360,9 @@ TEST(KvsimExplore, CheckerFamiliesSplitRulesFromDamageAndTheTraceKeepsTheChoice)
   EXPECT_EQ(nlohmann::json::parse(replayed.out)["finding"]["invariant"], "I1");
   EXPECT_THROW(call(cmd_explore, {"--scenario", "page42", "--checkers", "some"}), usage_error);
   // A scenario whose rule invariant has a damage counterpart (expect.damage) is met by it.
-  const captured b2 = call(cmd_explore, {"--scenario", "b2_early_ack", "--variant", "B2", "--runs",
-                                         "50", "--checkers", "damage", "--json",
-                                         (dir / "b2.json").string()});
+  const captured b2 =
+      call(cmd_explore, {"--scenario", "b2_early_ack", "--variant", "B2", "--runs", "50",
+                         "--checkers", "damage", "--json", (dir / "b2.json").string()});
   EXPECT_EQ(b2.code, 0) << b2.out;
   const auto b2_row = nlohmann::json::parse(read(dir / "b2.json")).at(0);
   EXPECT_EQ(b2_row["expected_invariant"], "I1");

@@ -25,13 +25,15 @@ constexpr const char* help =
     "  Searches until the budget is spent and reports what it found.\n"
     "  --scenario  one scenario, with --variant (default safe); expected: found, as the\n"
     "              scenario's invariant, when the variant is its breaking one (another\n"
-    "              invariant alone is found-other, not met), else clean\n"
+    "              invariant alone is found-other, not met), else clean (and, when the\n"
+    "              scenario declares expect_probes, every one of them hit, else\n"
+    "              unexercised)\n"
     "  --generate  every seed draws a fresh scenario from the schema (the scenario swarm:\n"
     "              topology, requests, aborts, gates, faults); expected: clean with safe,\n"
     "              found with any other variant; findings carry their scenario inline\n"
-    "  --all       every scenario twice: its breaking variant (expected found; stops at the\n"
-    "              first finding) and safe (expected clean), and a generated row with safe;\n"
-    "              prints a table\n"
+    "  --all       every scenario with each breaking variant it declares (expected found;\n"
+    "              stops at the first finding) and with safe (expected clean, its declared\n"
+    "              probes hit), and a generated row with safe; prints a table\n"
     "  --strategy  random (default), pct:D, dfs or dfs:P (exhaustive, preemption bound P,\n"
     "              sleep sets; one process; --runs caps its runs)\n"
     "  --budget    time: 500ms, 30s, 2m (split evenly over the searches with --all)\n"
@@ -40,7 +42,8 @@ constexpr const char* help =
     "  --shard     I/N: only seeds s with (s-1) mod N == I; shards are disjoint and together\n"
     "              give the unsharded seeds\n"
     "  --out       write each finding's trace (the first 10 per search and job) to DIR\n"
-    "  --json      write the rows as a JSON array to FILE; --junit: JUnit XML to FILE\n"
+    "  --json      write the rows as a JSON array to FILE (with \"probes\": {name: hits});\n"
+    "              --junit: JUnit XML to FILE\n"
     "  --checkers  all (default); damage: only what shows a bug by its consequence (I1 a\n"
     "              write into a page not the transfer's, I6, I7 bytes, I8 leaks, I9 and I5\n"
     "              hangs); rules: only the protocol rules (I2, I3, I4)\n"
@@ -99,10 +102,19 @@ class progress_line {
 
 // The invariant a breaking row must find: the scenario's own, or with the damage checkers
 // only, the damage invariant it names (a rule invariant cannot fire then).
-std::string expected_invariant(const scenarios::scenario_spec& spec,
+std::string expected_invariant(const scenarios::expectation_spec& expect,
                                properties::checker_family family) {
-  if (family == properties::checker_family::damage && spec.expect.damage) return *spec.expect.damage;
-  return spec.expect.invariant;
+  if (family == properties::checker_family::damage && expect.damage) return *expect.damage;
+  return expect.invariant;
+}
+
+// The expectation (expect or an entry of expect.also) whose variant is `variant`, if any.
+std::optional<scenarios::expectation_spec> expectation_for(const scenarios::scenario_spec& spec,
+                                                           const core::variant& variant) {
+  for (const scenarios::expectation_spec& e : scenarios::breaking_expectations(spec)) {
+    if (scenarios::breaking_variant(e) == variant) return e;
+  }
+  return std::nullopt;
 }
 
 }  // namespace
@@ -184,9 +196,10 @@ int cmd_explore(const arguments& args, std::ostream& out) {
   const bool generated_row = strategy.family != strategy_family::dfs;
   if (flags.has("--all")) {
     for (const auto& spec : all) {
-      add_row(spec, scenarios::breaking_variant(spec), spec.expect.breaking_variant,
-              expectation::found, true);
-      rows.back().request.wanted_invariant = expected_invariant(spec, family);
+      for (const scenarios::expectation_spec& e : scenarios::breaking_expectations(spec)) {
+        add_row(spec, scenarios::breaking_variant(e), e.breaking_variant, expectation::found, true);
+        rows.back().request.wanted_invariant = expected_invariant(e, family);
+      }
       add_row(spec, core::variant::safe(), "safe", expectation::clean, every_search_stops_early);
     }
     if (generated_row) {
@@ -200,10 +213,10 @@ int cmd_explore(const arguments& args, std::ostream& out) {
   } else {
     const auto spec = find_scenario(all, *flags.value("--scenario"), catalogue);
     const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
-    const bool breaking = variant == scenarios::breaking_variant(spec);
+    const auto breaking = expectation_for(spec, variant);
     add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
             every_search_stops_early);
-    if (breaking) rows.back().request.wanted_invariant = expected_invariant(spec, family);
+    if (breaking) rows.back().request.wanted_invariant = expected_invariant(*breaking, family);
   }
 
   progress_line progress;

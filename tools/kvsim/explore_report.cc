@@ -33,22 +33,44 @@ std::string xml_escaped(const std::string& text) {
 
 std::string result_text(const explore_row& row) {
   if (row.result.first) return "found";
-  return row.result.findings > 0 ? "found-other" : "clean";
+  if (row.result.findings > 0) return "found-other";
+  return row.unexercised_probes().empty() ? "clean" : "unexercised";
+}
+
+// "12/12" probes declared by the scenario and hit; "-" when it declares none (or expects a
+// bug: a red row stops at its first finding, so its probes say little).
+std::string probes_text(const explore_row& row) {
+  const auto& declared = row.request.spec.expect_probes;
+  if (declared.empty() || row.expected == expectation::found) return "-";
+  return std::to_string(declared.size() - row.unexercised_probes().size()) + "/" +
+         std::to_string(declared.size());
 }
 
 }  // namespace
 
 const char* to_string(expectation e) { return e == expectation::found ? "found" : "clean"; }
 
+std::vector<std::string> explore_row::unexercised_probes() const {
+  std::vector<std::string> missed;
+  if (expected == expectation::found) return missed;
+  for (const std::string& name : request.spec.expect_probes) {
+    const auto p = scenarios::probe_from_string(name);
+    if (!p || result.probes[static_cast<std::size_t>(*p)] == 0) missed.push_back(name);
+  }
+  return missed;
+}
+
 void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
   out << std::left << std::setw(24) << "scenario" << std::setw(8) << "variant" << std::setw(9)
       << "expected" << std::setw(12) << "result" << std::setw(4) << "ok" << std::right
-      << std::setw(9) << "runs" << std::setw(10) << "findings" << "  first finding\n";
+      << std::setw(9) << "runs" << std::setw(10) << "findings" << std::setw(8) << "probes"
+      << "  first finding\n";
   for (const explore_row& row : rows) {
     out << std::left << std::setw(24) << row.request.spec.name << std::setw(8)
         << row.request.variant_label << std::setw(9) << to_string(row.expected) << std::setw(12)
         << result_text(row) << std::setw(4) << (row.met() ? "yes" : "NO") << std::right
-        << std::setw(9) << row.result.runs << std::setw(10) << row.result.findings << "  ";
+        << std::setw(9) << row.result.runs << std::setw(10) << row.result.findings
+        << std::setw(8) << probes_text(row) << "  ";
     if (row.result.first) {
       out << row.result.first->invariant << " after " << *row.result.runs_to_first_finding
           << " run(s), " << seconds_text(*row.result.seconds_to_first_finding) << ", seed "
@@ -57,6 +79,9 @@ void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
       out << "only " << row.result.first_other->invariant << " (expected "
           << row.request.wanted_invariant.value_or("?") << "), first at seed "
           << *row.result.first_other_seed;
+    } else if (const auto missed = row.unexercised_probes(); !missed.empty()) {
+      out << "never hit:";
+      for (const std::string& name : missed) out << " " << name;
     } else {
       out << "-";
     }
@@ -102,6 +127,13 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
                                     {"seed", *r.first_other_seed}};
       }
     }
+    nlohmann::json probes = nlohmann::json::object();
+    for (std::size_t i = 0; i < scenarios::probe_count; ++i) {
+      probes[scenarios::to_string(static_cast<scenarios::probe>(i))] = r.probes[i];
+    }
+    j["probes"] = std::move(probes);
+    j["expect_probes"] = row.request.spec.expect_probes;
+    j["unexercised_probes"] = row.unexercised_probes();
     if (r.exhausted) {
       j["exhausted"] = *r.exhausted;
       j["pruned"] = r.pruned;
@@ -131,7 +163,10 @@ std::string junit_xml(const std::vector<explore_row>& rows) {
         << "\" name=\"" << xml_escaped(name) << "\" time=\"" << row.result.seconds << "\">\n";
     if (!row.met()) {
       std::string why;
-      if (row.expected == expectation::clean) {
+      if (const auto missed = row.unexercised_probes(); !missed.empty() && row.result.findings == 0) {
+        why = "unexercised: no run hit the declared probe(s)";
+        for (const std::string& probe_name : missed) why += " " + probe_name;
+      } else if (row.expected == expectation::clean) {
         const sim::finding& f = row.result.first ? *row.result.first : *row.result.first_other;
         const std::uint64_t seed =
             row.result.first ? *row.result.first_seed : *row.result.first_other_seed;

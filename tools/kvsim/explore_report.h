@@ -19,10 +19,15 @@ struct explore_row {
   search_result result;
 
   // A row that expects a bug is met only by a finding of the expected invariant (another
-  // invariant is `found-other`); a row that expects clean, by no finding at all.
+  // invariant is `found-other`); a row that expects clean, by no finding at all and every
+  // code probe its scenario declares hit (else it is `unexercised`: the search never went
+  // where the declared mechanisms would have been tested).
   bool met() const {
-    return expected == expectation::found ? result.first.has_value() : result.findings == 0;
+    if (expected == expectation::found) return result.first.has_value();
+    return result.findings == 0 && unexercised_probes().empty();
   }
+  // The declared probes (expect_probes) of a clean row that no run hit.
+  std::vector<std::string> unexercised_probes() const;
 };
 
 const char* to_string(expectation e);

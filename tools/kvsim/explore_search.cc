@@ -58,14 +58,39 @@ struct run_note {
   std::string invariant;
   std::string trace_file;
   std::string message;
+  scenarios::probe_hits probes{};
 };
+
+// Probe hits as "index=count" pairs, only those hit: "0=3,9=1".
+std::string encode_probes(const scenarios::probe_hits& hits) {
+  std::string text;
+  for (std::size_t i = 0; i < hits.size(); ++i) {
+    if (hits[i] == 0) continue;
+    if (!text.empty()) text += ',';
+    text += std::to_string(i) + "=" + std::to_string(hits[i]);
+  }
+  return text;
+}
+
+scenarios::probe_hits decode_probes(const std::string& text) {
+  scenarios::probe_hits hits{};
+  std::istringstream in(text);
+  std::string pair;
+  while (std::getline(in, pair, ',')) {
+    const auto equals = pair.find('=');
+    if (equals == std::string::npos) continue;
+    const auto index = std::strtoull(pair.substr(0, equals).c_str(), nullptr, 10);
+    if (index < hits.size()) hits[index] = std::strtoull(pair.substr(equals + 1).c_str(), nullptr, 10);
+  }
+  return hits;
+}
 
 std::string encode(const run_note& n) {
   std::string message = n.message;
   std::replace(message.begin(), message.end(), '\n', ' ');
   std::replace(message.begin(), message.end(), '\t', ' ');
   return std::to_string(n.seed) + "\t" + (n.found ? "1" : "0") + "\t" + n.invariant + "\t" +
-         n.trace_file + "\t" + message + "\n";
+         n.trace_file + "\t" + message + "\t" + encode_probes(n.probes) + "\n";
 }
 
 run_note decode(const std::string& line) {
@@ -73,13 +98,14 @@ run_note decode(const std::string& line) {
   std::string field;
   std::istringstream in(line);
   while (std::getline(in, field, '\t')) fields.push_back(field);
-  while (fields.size() < 5) fields.emplace_back();
+  while (fields.size() < 6) fields.emplace_back();
   run_note n;
   n.seed = std::strtoull(fields[0].c_str(), nullptr, 10);
   n.found = fields[1] == "1";
   n.invariant = fields[2];
   n.trace_file = fields[3];
   n.message = fields[4];
+  n.probes = decode_probes(fields[5]);
   return n;
 }
 
@@ -101,7 +127,7 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
     const auto chooser = request.strategy.make(*seed);
     const bool want_trace = request.out_dir && traces < request.traces_max;
     run_report report = run_once(setup, *chooser, want_trace ? keep::on_finding : keep::outcome_only);
-    run_note n{*seed, report.found.has_value(), "", "", ""};
+    run_note n{*seed, report.found.has_value(), "", "", "", report.probes};
     if (report.found) {
       n.invariant = report.found->invariant;
       n.message = report.found->message;
@@ -119,6 +145,7 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
 void count(search_result& result, const run_note& n, steady::time_point start,
            const std::optional<std::string>& wanted) {
   ++result.runs;
+  for (std::size_t i = 0; i < n.probes.size(); ++i) result.probes[i] += n.probes[i];
   if (!n.found) return;
   ++result.findings;
   if (!n.trace_file.empty()) result.trace_files.push_back(n.trace_file);
@@ -300,10 +327,14 @@ search_result search_dfs(const search_request& request) {
   options.stop_at_first_finding = request.stop_at_first_finding;
   const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults,
                         request.checkers};
+  scenarios::probe_hits probes{};
   const sim::dfs_result dfs = sim::dfs_search(
       [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-        run_inspecting(setup, chooser,
-                       [&](const sim::world& w, const sim::run_outcome&) { inspect(w); });
+        run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
+          const scenarios::probe_hits hits = scenarios::count_probes(w.events());
+          for (std::size_t i = 0; i < hits.size(); ++i) probes[i] += hits[i];
+          inspect(w);
+        });
       },
       options);
   if (dfs.nondeterminism) {
@@ -317,6 +348,7 @@ search_result search_dfs(const search_request& request) {
   result.findings = dfs.findings;
   result.exhausted = dfs.exhausted;
   result.pruned = dfs.pruned;
+  result.probes = probes;
   result.seconds = seconds_since(start);
   if (dfs.first_finding) {
     result.first = dfs.first_finding;

@@ -14,6 +14,7 @@
 
 #include "core/variant.h"
 #include "properties/all_checkers.h"
+#include "scenarios/code_probes.h"
 #include "scenarios/scenario_spec.h"
 #include "sim/checker.h"
 #include "tools/kvsim/seed_plan.h"
@@ -58,6 +59,8 @@ struct search_result {
   // dfs only
   std::optional<bool> exhausted;
   std::uint64_t pruned = 0;
+  // Code probes (scenarios/code_probes.h): hits summed over the search's runs.
+  scenarios::probe_hits probes{};
 };
 
 using progress_fn = std::function<void(const search_result& so_far)>;

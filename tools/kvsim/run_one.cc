@@ -20,6 +20,7 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
     report.diverged = world.diverged();
     report.decisions = world.decisions();
     report.decision_hash = sim::decision_hash(report.decisions);
+    report.probes = scenarios::count_probes(world.events());
     if (what == keep::outcome_only || (what == keep::on_finding && !report.found)) return;
     report.events = world.events();
     report.actors = world.actor_names();

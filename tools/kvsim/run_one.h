@@ -12,6 +12,7 @@
 
 #include "core/variant.h"
 #include "properties/all_checkers.h"
+#include "scenarios/code_probes.h"
 #include "scenarios/scenario_spec.h"
 #include "sim/fault_profile.h"
 #include "sim/strategy.h"
@@ -35,6 +36,7 @@ struct run_report {
   std::optional<sim::divergence> diverged;
   std::vector<sim::decision> decisions;
   std::uint64_t decision_hash = 0;
+  scenarios::probe_hits probes{};  // how often each code probe was hit in this run
   std::vector<sim::sim_event> events;
   std::vector<sim::actor_name> actors;
   sim::trace trace;

@@ -1,0 +1,163 @@
+#include "scenarios/code_probes.h"
+
+#include <algorithm>
+#include <variant>
+
+namespace kvsim::scenarios {
+namespace {
+
+constexpr std::array<const char*, probe_count> probe_names{
+    "deferred_release",
+    "pool_exhausted",
+    "lease_quarantined",
+    "lease_quarantine_confirmed",
+    "transport_timeout_unconfirmed",
+    "decode_quarantine_confirmed",
+    "tombstone_left",
+    "late_sender_refused",
+    "tombstone_evicted",
+    "abort_between_chunks",
+    "abort_mid_copy",
+    "forged_token_refused",
+    "wrong_generation_token_refused",
+    "duplicate_abort_ignored",
+    "duplicate_ack_ignored",
+    "stale_generation_ack_ignored",
+    "failed_kept_sticky",
+    "pending_prefetch_revoked",
+    "active_prefetch_drained",
+    "io_tail_freed",
+};
+static_assert(static_cast<std::size_t>(probe::io_tail_freed) + 1 == probe_count,
+              "probe_count and the enum disagree");
+
+template <typename... Fs>
+struct overloaded : Fs... {
+  using Fs::operator()...;
+};
+
+}  // namespace
+
+const char* to_string(probe p) { return probe_names.at(static_cast<std::size_t>(p)); }
+
+std::optional<probe> probe_from_string(std::string_view name) {
+  for (std::size_t i = 0; i < probe_count; ++i) {
+    if (name == probe_names[i]) return static_cast<probe>(i);
+  }
+  return std::nullopt;
+}
+
+bool probe_counter::copy_half_done(const core::room_key& key) const {
+  return std::any_of(copies_.begin(), copies_.end(), [&](const auto& entry) {
+    const copy_progress& c = entry.second;
+    return c.owner == key && c.copied > 0 && c.copied < c.pages;
+  });
+}
+
+void probe_counter::observe(const sim::sim_event& e) {
+  std::visit(overloaded{
+                 [&](const sim::core_decided& d) { observe_core(d.what); },
+                 [&](const sim::transfer_submitted& t) {
+                   copies_[t.transfer] = copy_progress{t.owner, t.destination_pages.size(), 0};
+                 },
+                 [&](const sim::transfer_page_copied& t) {
+                   const auto it = copies_.find(t.transfer);
+                   if (it != copies_.end()) ++it->second.copied;
+                 },
+                 [&](const sim::transfer_ended& t) { copies_.erase(t.transfer); },
+                 [&](const sim::transfer_timed_out& t) {
+                   if (t.still_running) hit(probe::transport_timeout_unconfirmed);
+                 },
+                 [&](const sim::failure_injected& f) {
+                   if (copy_half_done(f.key)) hit(probe::abort_mid_copy);
+                 },
+                 [](const auto&) {},
+             },
+             e.body);
+}
+
+void probe_counter::observe_core(const core::event& e) {
+  const core::rank_id rank = e.rank;
+  std::visit(
+      overloaded{
+          [&](const core::release_requested& r) {
+            if (!r.deferred.empty()) hit(probe::deferred_release);
+          },
+          [&](const core::allocation_refused&) { hit(probe::pool_exhausted); },
+          [&](const core::lease_quarantined&) { hit(probe::lease_quarantined); },
+          [&](const core::quarantine_confirmed&) { hit(probe::lease_quarantine_confirmed); },
+          [&](const core::deadline_expired& d) {
+            if (d.action == core::deadline_action::quarantined) {
+              deadline_quarantined_.insert({rank, d.key});
+            }
+          },
+          [&](const core::request_pages_released& r) {
+            if (deadline_quarantined_.erase({rank, r.key}) != 0 &&
+                r.reason == core::release_reason::all_acks) {
+              hit(probe::decode_quarantine_confirmed);
+            }
+          },
+          [&](const core::room_opened& o) {
+            rooms_opened_.insert({rank, o.key});
+          },
+          [&](const core::room_closed& c) {
+            // A tombstone for a room this rank never opened (not the close of one cleared).
+            if (c.tombstone && !rooms_opened_.contains({rank, c.key})) hit(probe::tombstone_left);
+          },
+          [&](const core::tombstone_evicted&) { hit(probe::tombstone_evicted); },
+          [&](const core::chunk_admitted& c) {
+            chunks_admitted_.insert({rank, c.key});
+          },
+          [&](const core::lifetime_refused& r) {
+            if (r.error == core::lifetime_error::tombstoned) hit(probe::late_sender_refused);
+            if (r.error == core::lifetime_error::room_closed &&
+                chunks_admitted_.contains({rank, r.key})) {
+              hit(probe::abort_between_chunks);
+            }
+          },
+          [&](const core::token_issued&) { token_issuers_.insert(rank); },
+          [&](const core::abort_armed& a) {
+            token_issuers_.insert(rank);
+            if (copy_half_done(a.key)) hit(probe::abort_mid_copy);
+          },
+          [&](const core::token_rejected& t) {
+            const bool at_decode = token_issuers_.contains(rank);
+            switch (t.reason) {
+              case core::token_rejection::forged:
+                hit(probe::forged_token_refused);
+                break;
+              case core::token_rejection::stale_generation:
+                hit(at_decode ? probe::stale_generation_ack_ignored
+                              : probe::wrong_generation_token_refused);
+                break;
+              case core::token_rejection::future_generation:
+                if (!at_decode) hit(probe::wrong_generation_token_refused);
+                break;
+              case core::token_rejection::duplicate:
+                hit(at_decode ? probe::duplicate_ack_ignored : probe::duplicate_abort_ignored);
+                break;
+              case core::token_rejection::foreign_room:
+              case core::token_rejection::foreign_issuer:
+                break;
+            }
+          },
+          [&](const core::status_update_ignored& s) {
+            if (s.current == core::kv_status::failed) hit(probe::failed_kept_sticky);
+          },
+          [&](const core::prefetch_revoked&) { hit(probe::pending_prefetch_revoked); },
+          [&](const core::prefetch_lock_released&) { hit(probe::active_prefetch_drained); },
+          [&](const core::host_pages_freed& f) {
+            if (f.by == core::host_page_owner::io_thread) hit(probe::io_tail_freed);
+          },
+          [](const auto&) {},
+      },
+      e.body);
+}
+
+probe_hits count_probes(const std::vector<sim::sim_event>& events) {
+  probe_counter counter;
+  for (const sim::sim_event& e : events) counter.observe(e);
+  return counter.hits();
+}
+
+}  // namespace kvsim::scenarios
