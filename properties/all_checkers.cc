@@ -33,6 +33,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
   if (!damage) return;
   w.add_checker(host_pages);
   w.add_checker(data_integrity);
+  w.add_checker(ledger_audit);
   // I9 before I8: a request that never finished is the cause, the pages it still holds (which
   // the leak checker would report at the same quiescence) are the consequence.
   w.add_checker(liveness);

@@ -18,6 +18,7 @@
 #include "properties/data_integrity_checker.h"
 #include "properties/host_page_checker.h"
 #include "properties/leak_checker.h"
+#include "properties/ledger_audit_checker.h"
 #include "properties/liveness_checker.h"
 #include "properties/release_after_acks_checker.h"
 #include "properties/use_after_free_checker.h"
@@ -29,7 +30,8 @@ namespace kvsim::properties {
 // ACK before the drain, I3 a release before every ACK, I4 a closed room admitting or a
 // Failed status left). Damage checkers see the consequence: I1 a transfer touching a page it
 // no longer owns (and ledger misuse), I6 host pages freed twice or never, I7 a request
-// reading another's bytes, I8 anything left held at quiescence, I9 a request that never
+// reading another's bytes, I8 anything left held at quiescence (or a ledger whose own books
+// disagree with its events then), I9 a request that never
 // finishes. The world's own findings (I5 deadlock, livelock at the step limit) are damage
 // and always on. A bug shown by `damage` alone is shown by what it does, not by a rule.
 enum class checker_family : std::uint8_t { all, damage, rules };
@@ -54,6 +56,7 @@ struct checker_set {
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7
   leak_checker leak;                              // I8
+  ledger_audit_checker ledger_audit;              // I8: the ledger's books at quiescence
   liveness_checker liveness;                      // I9
 };
 

@@ -99,6 +99,9 @@ rank_leak leak_of(core::rank_id rank, const rank_view& view) {
 
 std::optional<sim::finding> leak_checker::observe(const sim::sim_event& e, std::size_t index) {
   ownership_.observe(e, index);
+  if (const auto* audit = std::get_if<sim::core_audited>(&e.body); audit && !audit->held.empty()) {
+    held_.emplace_back(index, *audit);
+  }
   return std::nullopt;
 }
 
@@ -112,6 +115,19 @@ std::optional<sim::finding> leak_checker::at_quiescence() {
     first = false;
     found.details.insert(found.details.end(), leak.details.begin(), leak.details.end());
     found.evidence.insert(found.evidence.end(), leak.evidence.begin(), leak.evidence.end());
+  }
+  for (const auto& [index, audit] : held_) {
+    found.message += (first ? "" : "; ") + std::string("rank ") + std::to_string(audit.rank) +
+                     "'s " + audit.component + " still holds " + audit.held.front() +
+                     (audit.held.size() > 1 ? " (and " + std::to_string(audit.held.size() - 1) +
+                                                  " more)"
+                                            : "");
+    first = false;
+    for (const std::string& line : audit.held) {
+      found.details.push_back("rank " + std::to_string(audit.rank) + " " + audit.component + ": " +
+                              line);
+    }
+    found.evidence.push_back(index);
   }
   if (first) return std::nullopt;
   std::sort(found.evidence.begin(), found.evidence.end());

@@ -6,8 +6,12 @@
 // the transport never confirmed keeps its pages out of circulation forever, which is a leak
 // too. The evidence is the allocation of every leaked page and the start of every leaked
 // lease, in log order; one details line per leaked page or lease says how it was left.
+// What the world's audit at quiescence (sim::core_audited) says a core component still holds
+// (a room a sender never forgot, a status kept, a request decode never finished) leaks too.
 #include <cstddef>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "properties/page_ownership.h"
 #include "sim/checker.h"
@@ -25,6 +29,7 @@ class leak_checker : public sim::checker {
 
  private:
   page_ownership ownership_;
+  std::vector<std::pair<std::size_t, sim::core_audited>> held_;  // audits that hold something
 };
 
 }  // namespace kvsim::properties

@@ -13,6 +13,7 @@
 #include "core/prefill_sender.h"
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
+#include "scenarios/core_audit.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_network.h"
 #include "sim/sim_transfer_engine.h"
@@ -119,6 +120,20 @@ struct transfer_world::parts {
       world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); });
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
+    world.add_quiescence_audit([this] {
+      for (const auto& [rank, part] : prefill) {
+        world.emit(audit_ledger(rank, part->ledger, keys));
+        for (sim::core_audited& audit :
+             audit_prefill(rank, part->sender, part->lifetimes, part->statuses, keys)) {
+          world.emit(std::move(audit));
+        }
+      }
+      for (const auto& [rank, part] : decode) {
+        world.emit(audit_ledger(rank, part->ledger, keys));
+        const std::vector<room_key> registered(part->registered.begin(), part->registered.end());
+        world.emit(audit_decode(rank, part->receiver, registered));
+      }
+    });
   }
 
   // --- prefill -------------------------------------------------------------------------

@@ -86,6 +86,8 @@ class event_footprint {
   void add_body(const fault_fired&) {}  // the firing actor's own rank says enough
   void add_body(const gate_changed&) { into_->global = true; }
   void add_body(const failure_injected&) {}  // a record of the acting rank's own decision
+  void add_body(const ledger_audited& b) { rank(b.rank); }
+  void add_body(const core_audited& b) { rank(b.rank); }
   // An event kind this list does not know yet: assume it touches everything.
   template <class other_event>
   void add_body(const other_event&) {

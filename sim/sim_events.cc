@@ -107,6 +107,19 @@ struct describer {
   void operator()(const failure_injected& e) const {
     out << "failure_injected " << core::to_string(e.key) << " rank=" << e.rank;
   }
+  void operator()(const ledger_audited& e) const {
+    out << "ledger_audited rank=" << e.rank << " free=" << e.free_pages << "/" << e.pages_total
+        << " owned=" << e.owned_pages << " retiring=" << e.retiring_pages
+        << " leased=" << e.leased_pages << " quarantined=" << e.quarantined_pages
+        << " leases=" << e.active_leases;
+    for (const auto& p : e.owned) out << " page" << p.page << "=" << core::to_string(p.owner);
+    for (const std::string& line : e.inconsistencies) out << " inconsistent: " << one_line(line);
+  }
+  void operator()(const core_audited& e) const {
+    out << "core_audited rank=" << e.rank << " " << one_line(e.component) << " holds "
+        << e.held.size();
+    for (const std::string& line : e.held) out << "; " << one_line(line);
+  }
   void operator()(const gate_changed& e) const {
     out << "gate_changed gate=" << one_line(e.gate) << " " << (e.open ? "open" : "closed");
   }

@@ -122,11 +122,51 @@ struct failure_injected {
   core::rank_id rank = 0;
 };
 
+// A rank's page ledger, read through its own accessors once every actor has returned (an
+// audit at quiescence, like FoundationDB's consistency check): what the ledger believes it
+// holds. The checkers compare it with what its events said it did, so books that disagree
+// with the decisions (a page the events freed that the ledger still counts, or the reverse)
+// are seen even when no later transfer happens to touch the page.
+struct ledger_audited {
+  struct owned_page {
+    core::page_index page = 0;
+    core::room_key owner;
+    std::uint32_t leases = 0;  // lease_count(page)
+    bool retiring = false;     // is_retiring(page)
+
+    friend bool operator==(const owned_page&, const owned_page&) = default;
+  };
+  core::rank_id rank = 0;
+  std::uint32_t pages_total = 0;
+  std::uint32_t free_pages = 0;
+  std::uint32_t owned_pages = 0;  // owned and not retiring
+  std::uint32_t retiring_pages = 0;
+  std::uint32_t leased_pages = 0;
+  std::uint32_t quarantined_pages = 0;
+  std::uint32_t active_leases = 0;
+  std::vector<owned_page> owned;  // every page with an owner_of, ascending
+  // pages_of(owner) for every owner the scenario knows that still has pages.
+  std::vector<std::pair<core::room_key, std::vector<core::page_index>>> pages_of;
+  std::vector<std::string> inconsistencies;  // the ledger's own check_consistency()
+};
+
+// What a core component other than the ledger still holds once every actor has returned,
+// read through its accessors (the audit at quiescence again): rooms a sender still tracks,
+// rooms still admitting or with chunk leases, statuses kept, requests decode never finished.
+// Every line is a leak (I8): a serving engine runs for months, and what a finished request
+// leaves behind is memory, a room id that cannot be reused, or an ACK target never answered.
+struct core_audited {
+  core::rank_id rank = 0;
+  std::string component;          // "prefill_sender", "room_lifetimes", ...
+  std::vector<std::string> held;  // one line per thing still held; empty: nothing
+};
+
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
                  transfer_timed_out, page_written, page_read, message_sent, message_delivered,
-                 message_dropped, fault_fired, gate_changed, failure_injected>;
+                 message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
+                 core_audited>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

@@ -351,6 +351,15 @@ actor_id world::decide_next() {
     if (subjects_.empty()) {
       if (advance_time()) continue;
       if (unfinished_ == 0) {
+        if (!audited_) {
+          audited_ = true;
+          // The audits' events belong to the world, not to the actor that returned last.
+          const actor_id last = std::exchange(current_, no_actor);
+          for (const auto& audit : audits_) audit();
+          current_ = last;
+          feed_checkers();  // the audits' events first: one may end the run
+          if (stopping_) return finish_running();
+        }
         for (checker* c : checkers_) {
           if (auto f = c->at_quiescence()) {
             stop_with(std::move(*f));

@@ -69,6 +69,10 @@ class world {
     wait_explainers_.push_back(std::move(explain));
   }
 
+  // Called once every actor has returned, before the checkers' quiescence checks: a world
+  // reads its components' own books here and emits what they say (e.g. ledger_audited).
+  void add_quiescence_audit(std::function<void()> audit) { audits_.push_back(std::move(audit)); }
+
   run_outcome run();
 
   // --- for actors and ports, from inside a running actor ----------------------------------
@@ -202,6 +206,8 @@ class world {
   bool ran_ = false;
 
   core_event_bridge core_sink_{*this};
+  std::vector<std::function<void()>> audits_;
+  bool audited_ = false;
   virtual_clock clock_{*this};
 };
 

@@ -38,6 +38,25 @@ TEST(LeakChecker, FiresOnPagesStillOwnedAtQuiescence) {
   EXPECT_EQ(run_to_quiescence(checker, log.events()), expected);
 }
 
+TEST(LeakChecker, FiresOnWhatTheAuditSaysACoreComponentStillHolds) {
+  event_builder log;
+  log.add(sim::core_audited{0, "prefill_sender", {}});  // holds nothing: not a leak
+  const auto held = log.add(
+      sim::core_audited{0,
+                        "transfer_status_table",
+                        {"room 7/gen 0: status Failed kept", "room 9/gen 0: status Success kept"}});
+
+  leak_checker checker;
+  const sim::finding expected{
+      "I8",
+      "I8: at quiescence rank 0's transfer_status_table still holds room 7/gen 0: status Failed "
+      "kept (and 1 more)",
+      {held},
+      {"rank 0 transfer_status_table: room 7/gen 0: status Failed kept",
+       "rank 0 transfer_status_table: room 9/gen 0: status Success kept"}};
+  EXPECT_EQ(run_to_quiescence(checker, log.events()), expected);
+}
+
 TEST(LeakChecker, FiresOnPagesAndTheLeaseThatStillHoldsThem) {
   event_builder log;
   const auto allocated = log.allocated(1, request_a, {3, 4});

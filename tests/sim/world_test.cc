@@ -44,6 +44,61 @@ TEST(World, AStrictReplayThatMissesItsFirstDecisionDivergesCleanly) {
   EXPECT_EQ(w.diverged()->decision_index, 0u);
 }
 
+// The audit at quiescence runs once, after every actor returned and before the checkers'
+// quiescence checks, and its events are checked like any other: one that breaks an invariant
+// ends the run with that finding.
+TEST(World, QuiescenceAuditsRunOnceAfterTheLastActorAndTheirEventsAreChecked) {
+  struct audit_watcher : checker {
+    const char* name() const override { return "audit_watcher"; }
+    std::optional<finding> observe(const sim_event& e, std::size_t index) override {
+      const auto* fired = std::get_if<fault_fired>(&e.body);
+      if (fired == nullptr || fired->what != "audit") return std::nullopt;
+      audit_index = index;
+      audit_actor = e.actor;
+      if (!fire) return std::nullopt;
+      return finding{"I8", "the audit says so", {index}, {}};
+    }
+    std::optional<finding> at_quiescence() override {
+      quiescence_saw_audit = audit_index.has_value();
+      return std::nullopt;
+    }
+    bool fire = false;
+    std::optional<std::size_t> audit_index;
+    actor_id audit_actor = 0;
+    bool quiescence_saw_audit = false;
+  };
+  for (const bool fire : {false, true}) {
+    first_choice chooser;
+    world w(chooser, world_config{});
+    int audits = 0;
+    bool actor_done = false;
+    w.spawn({0, "a", 0}, [&] {
+      w.step();
+      actor_done = true;
+    });
+    w.add_quiescence_audit([&] {
+      ++audits;
+      EXPECT_TRUE(actor_done) << "the audit runs after the last actor returned";
+      w.emit(fault_fired{"audit"});
+    });
+    audit_watcher watcher;
+    watcher.fire = fire;
+    w.add_checker(watcher);
+    const run_outcome outcome = w.run();
+    EXPECT_EQ(audits, 1);
+    ASSERT_TRUE(watcher.audit_index.has_value());
+    EXPECT_EQ(watcher.audit_actor, no_actor) << "audit events belong to the world";
+    if (fire) {
+      EXPECT_EQ(outcome.end, run_end::finding);
+      ASSERT_TRUE(w.found().has_value());
+      EXPECT_EQ(w.found()->message, "the audit says so");
+    } else {
+      EXPECT_EQ(outcome.end, run_end::quiescent);
+      EXPECT_TRUE(watcher.quiescence_saw_audit);
+    }
+  }
+}
+
 TEST(World, SafeTestWorldRunsToQuiescenceWithoutFindings) {
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const run_record run = run_random(seed);

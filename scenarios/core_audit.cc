@@ -1,0 +1,68 @@
+#include "scenarios/core_audit.h"
+
+namespace kvsim::scenarios {
+
+sim::ledger_audited audit_ledger(core::rank_id rank, const core::page_ledger& ledger,
+                                 const std::vector<core::room_key>& owners) {
+  sim::ledger_audited audit;
+  audit.rank = rank;
+  audit.pages_total = ledger.pages_total();
+  audit.free_pages = ledger.free_count();
+  audit.owned_pages = ledger.owned_count();
+  audit.retiring_pages = ledger.retiring_count();
+  audit.leased_pages = ledger.leased_page_count();
+  audit.quarantined_pages = ledger.quarantined_page_count();
+  audit.active_leases = ledger.active_lease_count();
+  for (core::page_index page = 0; page < ledger.pages_total(); ++page) {
+    const auto owner = ledger.owner_of(page);
+    if (!owner) continue;
+    audit.owned.push_back({page, *owner, ledger.lease_count(page), ledger.is_retiring(page)});
+  }
+  for (const core::room_key& owner : owners) {
+    std::vector<core::page_index> pages = ledger.pages_of(owner);
+    if (!pages.empty()) audit.pages_of.emplace_back(owner, std::move(pages));
+  }
+  audit.inconsistencies = ledger.check_consistency();
+  return audit;
+}
+
+}  // namespace kvsim::scenarios
+
+namespace kvsim::scenarios {
+
+std::vector<sim::core_audited> audit_prefill(core::rank_id rank, const core::prefill_sender& sender,
+                                             const core::room_lifetimes& lifetimes,
+                                             const core::transfer_status_table& statuses,
+                                             const std::vector<core::room_key>& keys) {
+  sim::core_audited by_sender{rank, "prefill_sender", {}};
+  sim::core_audited by_lifetimes{rank, "room_lifetimes", {}};
+  sim::core_audited by_statuses{rank, "transfer_status_table", {}};
+  for (const core::room_key& key : keys) {
+    const std::string room = core::to_string(key);
+    if (sender.in_flight(key)) by_sender.held.push_back(room + ": a chunk still in flight");
+    if (sender.tracking(key)) by_sender.held.push_back(room + ": still tracked (never forgotten)");
+    if (lifetimes.is_admitting(key)) by_lifetimes.held.push_back(room + ": still admitting chunks");
+    if (const std::uint32_t leases = lifetimes.pending_leases(key); leases > 0) {
+      by_lifetimes.held.push_back(room + ": " + std::to_string(leases) + " chunk lease(s) pending");
+    }
+    if (const auto status = statuses.get(key)) {
+      by_statuses.held.push_back(room + ": status " + core::to_string(*status) + " kept");
+    }
+  }
+  return {by_sender, by_lifetimes, by_statuses};
+}
+
+sim::core_audited audit_decode(core::rank_id rank, const core::decode_receiver& receiver,
+                               const std::vector<core::room_key>& keys) {
+  sim::core_audited audit{rank, "decode_receiver", {}};
+  for (const core::room_key& key : keys) {
+    if (receiver.finished(key)) continue;
+    const char* state = receiver.quarantined(key) ? "quarantined"
+                        : receiver.aborting(key)  ? "aborting"
+                                                  : "transferring";
+    audit.held.push_back(core::to_string(key) + ": never finished (" + state + ")");
+  }
+  return audit;
+}
+
+}  // namespace kvsim::scenarios
