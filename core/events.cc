@@ -72,6 +72,9 @@ struct describer {
     out << "status_changed " << to_string(e.key) << " " << status_text(e.from) << "->"
         << to_string(e.to);
   }
+  void operator()(const status_forgotten& e) const {
+    out << "status_forgotten " << to_string(e.key);
+  }
   void operator()(const status_update_ignored& e) const {
     out << "status_update_ignored " << to_string(e.key) << " current=" << status_text(e.current)
         << " attempted=" << to_string(e.attempted) << " reason=" << to_string(e.reason);

@@ -106,6 +106,10 @@ enum class status_ignore_reason : std::uint8_t {
   terminal,                // Failed and Success are final
   unchanged,               // the room already has this status
 };
+// A finished room's status was forgotten (its id may be reused by the next request).
+struct status_forgotten {
+  room_key key;
+};
 struct status_update_ignored {
   room_key key;
   std::optional<kv_status> current;
@@ -215,6 +219,7 @@ using event_body =
                  quarantine_confirmed, release_requested, page_freed, ledger_misuse,
                  room_opened, room_closed, chunk_admitted, chunk_released, room_cleared,
                  tombstone_evicted, lifetime_refused, status_changed, status_update_ignored,
+                 status_forgotten,
                  token_issued, token_accepted, token_rejected, abort_armed,
                  ack_target_registered, drain_ack_sent, drain_ack_counted,
                  request_pages_released, deadline_expired, request_finished,

@@ -25,6 +25,10 @@ status_update transfer_status_table::update(room_key key, kv_status status) {
   return status_update::applied;
 }
 
+void transfer_status_table::erase(room_key key) {
+  if (statuses_.erase(key) != 0) sink_.emit(event{rank_, status_forgotten{key}});
+}
+
 std::optional<kv_status> transfer_status_table::get(room_key key) const {
   const auto it = statuses_.find(key);
   if (it == statuses_.end()) return std::nullopt;

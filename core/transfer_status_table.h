@@ -25,7 +25,7 @@ class transfer_status_table {
   status_update update(room_key key, kv_status status);
   std::optional<kv_status> get(room_key key) const;
   // Forget a finished room (its id may be reused by the next request).
-  void erase(room_key key) { statuses_.erase(key); }
+  void erase(room_key key);
   std::uint32_t size() const { return static_cast<std::uint32_t>(statuses_.size()); }
 
  private:

@@ -29,6 +29,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
     w.add_checker(ack_after_drain);
     w.add_checker(release_after_acks);
     w.add_checker(closed_room);
+    w.add_checker(status_books);
   }
   if (!damage) return;
   w.add_checker(host_pages);

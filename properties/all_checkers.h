@@ -21,6 +21,7 @@
 #include "properties/ledger_audit_checker.h"
 #include "properties/liveness_checker.h"
 #include "properties/release_after_acks_checker.h"
+#include "properties/status_books_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "sim/world.h"
 
@@ -53,6 +54,7 @@ struct checker_set {
   ack_after_drain_checker ack_after_drain;        // I2
   release_after_acks_checker release_after_acks;  // I3
   closed_room_checker closed_room;                // I4
+  status_books_checker status_books;              // I4: the status table's answers
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7
   leak_checker leak;                              // I8

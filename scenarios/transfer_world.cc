@@ -68,6 +68,7 @@ struct transfer_world::parts {
     std::map<room_key, std::map<rank_id, std::vector<page_index>>> metadata;
     std::set<room_key> aborts_seen;
     std::map<room_key, std::size_t> chunks_queued;  // to every decode rank
+    std::map<room_key, std::optional<core::kv_status>> statuses_read;  // the last read_status
     sim::wait_queue news;
     bool scheduler_done = false;
   };
@@ -127,6 +128,7 @@ struct transfer_world::parts {
              audit_prefill(rank, part->sender, part->lifetimes, part->statuses, keys)) {
           world.emit(std::move(audit));
         }
+        for (const room_key& key : keys) read_status(rank, key);
       }
       for (const auto& [rank, part] : decode) {
         world.emit(audit_ledger(rank, part->ledger, keys));
@@ -223,6 +225,7 @@ struct transfer_world::parts {
         source_freed = true;
       }
       me.sender.poll();
+      read_status(p, key);
       if (me.sender.in_flight(key)) world.wait_virtual(poll_interval_us);
     }
     // A failure the scenario asks for always happens: if the transfers ended first, it lands
@@ -234,8 +237,20 @@ struct transfer_world::parts {
     me.sender.finish(key);
     while (me.sender.tracking(key)) {  // drain-ACKs still owed
       me.sender.poll();
+      read_status(p, key);
       if (me.sender.tracking(key)) world.wait_virtual(poll_interval_us);
     }
+  }
+
+  // The scheduler reads the request's status as a serving engine's poll loop does; the read
+  // is recorded when it changes, for the checkers to hold against the table's own events.
+  void read_status(rank_id p, room_key key) {
+    prefill_rank_parts& me = *prefill.at(p);
+    const std::optional<core::kv_status> now = me.statuses.get(key);
+    const auto [last, first] = me.statuses_read.try_emplace(key, now);
+    if (!first && last->second == now) return;
+    last->second = now;
+    world.emit(sim::status_read{p, key, now});
   }
 
   void send_outcome(rank_id p, room_key key, bool failed) {

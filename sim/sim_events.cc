@@ -120,6 +120,10 @@ struct describer {
         << e.held.size();
     for (const std::string& line : e.held) out << "; " << one_line(line);
   }
+  void operator()(const status_read& e) const {
+    out << "status_read rank=" << e.rank << " " << core::to_string(e.key) << " "
+        << (e.status ? core::to_string(*e.status) : "absent");
+  }
   void operator()(const gate_changed& e) const {
     out << "gate_changed gate=" << one_line(e.gate) << " " << (e.open ? "open" : "closed");
   }

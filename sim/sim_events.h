@@ -10,6 +10,7 @@
 
 #include "core/events.h"
 #include "core/ids.h"
+#include "core/kv_status.h"
 #include "core/ports.h"
 #include "sim/actor_name.h"
 
@@ -161,12 +162,21 @@ struct core_audited {
   std::vector<std::string> held;  // one line per thing still held; empty: nothing
 };
 
+// A scheduler read a request's transfer status from its rank's table (what SGLang's poll
+// loop does every iteration); emitted when the value read changes. The checkers compare it
+// with the status the table's own events gave the request.
+struct status_read {
+  core::rank_id rank = 0;
+  core::room_key key;
+  std::optional<core::kv_status> status;  // empty: the table has no status for the room
+};
+
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
                  transfer_timed_out, page_written, page_read, message_sent, message_delivered,
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
-                 core_audited>;
+                 core_audited, status_read>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

@@ -1,0 +1,74 @@
+// The status table's books (I4): reads that match the table's own events are quiet, whatever
+// the statuses were (a real table's log included); a read or a change that disagrees with
+// them fires, with the event that set the status as evidence.
+#include "properties/status_books_checker.h"
+
+#include <gtest/gtest.h>
+
+#include "core/transfer_status_table.h"
+#include "tests/properties/event_builder.h"
+
+namespace kvsim::properties {
+namespace {
+
+using core::kv_status;
+using core::room_key;
+using testing::event_builder;
+using testing::observe_all;
+
+const room_key a{7, 0};
+
+TEST(StatusBooksChecker, QuietWhenReadsMatchARealTablesEvents) {
+  event_builder log;
+  core::transfer_status_table table(0, log);
+  log.add(sim::status_read{0, a, table.get(a)});
+  table.update(a, kv_status::bootstrapping);
+  log.add(sim::status_read{0, a, table.get(a)});
+  table.update(a, kv_status::transferring);
+  table.update(a, kv_status::failed);
+  table.update(a, kv_status::transferring);  // ignored: Failed is final
+  log.add(sim::status_read{0, a, table.get(a)});
+  table.erase(a);
+  log.add(sim::status_read{0, a, table.get(a)});
+  status_books_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
+TEST(StatusBooksChecker, FiresOnAReadTheEventsNeverGave) {
+  event_builder log;
+  const auto failed = log.decided(0, core::status_changed{a, std::nullopt, kv_status::failed});
+  const auto read = log.add(sim::status_read{0, a, kv_status::transferring});
+  status_books_checker checker;
+  const sim::finding expected{"I4",
+                              "I4: rank 0's status table answered Transferring for room 7/gen 0 "
+                              "at step 2, but its events gave it Failed",
+                              {failed, read},
+                              {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(StatusBooksChecker, FiresOnAStatusKeptAfterItWasForgotten) {
+  event_builder log;
+  log.decided(0, core::status_changed{a, std::nullopt, kv_status::bootstrapping});
+  const auto forgotten = log.decided(0, core::status_forgotten{a});
+  const auto read = log.add(sim::status_read{0, a, kv_status::bootstrapping});
+  status_books_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->evidence, (std::vector<std::size_t>{forgotten, read}));
+}
+
+TEST(StatusBooksChecker, FiresOnAChangeFromAStatusTheEventsDidNotLeave) {
+  event_builder log;
+  log.decided(0, core::status_changed{a, std::nullopt, kv_status::bootstrapping});
+  log.decided(0, core::status_changed{a, kv_status::transferring, kv_status::failed});
+  status_books_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->message,
+            "I4: rank 0 changed the status of room 7/gen 0 from Transferring at step 2, but its "
+            "events had left Bootstrapping");
+}
+
+}  // namespace
+}  // namespace kvsim::properties
