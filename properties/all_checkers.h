@@ -19,6 +19,7 @@
 #include "properties/host_page_checker.h"
 #include "properties/leak_checker.h"
 #include "properties/liveness_checker.h"
+#include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "sim/world.h"
@@ -28,8 +29,9 @@ namespace kvsim::properties {
 // Which checkers a run attaches. Rule checkers say the protocol was broken at a step (I2 an
 // ACK before the drain, I3 a release before every ACK, I4 a closed room admitting or a
 // Failed status left). Damage checkers see the consequence: I1 a transfer touching a page it
-// no longer owns (and ledger misuse), I6 host pages freed twice or never, I7 a request
-// reading another's bytes, I8 anything left held at quiescence, I9 a request that never
+// no longer owns (and ledger misuse), I6 host pages freed twice or written while free or
+// held by another request, I7 a request reading another's bytes, I8 anything left held at
+// quiescence (pages, leases, prefetch entries, locks, host pages), I9 a request that never
 // finishes. The world's own findings (I5 deadlock, livelock at the step limit) are damage
 // and always on. A bug shown by `damage` alone is shown by what it does, not by a rule.
 enum class checker_family : std::uint8_t { all, damage, rules };
@@ -54,6 +56,7 @@ struct checker_set {
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7
   leak_checker leak;                              // I8
+  prefetch_leak_checker prefetch_leak;            // I8: prefetch entries, locks, host pages
   liveness_checker liveness;                      // I9
 };
 
