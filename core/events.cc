@@ -115,6 +115,12 @@ struct describer {
   void operator()(const request_finished& e) const {
     out << "request_finished " << to_string(e.key) << " outcome=" << to_string(e.outcome);
   }
+  void operator()(const prefetch_registered& e) const {
+    out << "prefetch_registered " << to_string(e.key);
+  }
+  void operator()(const prefetch_erased& e) const {
+    out << "prefetch_erased " << to_string(e.key);
+  }
   void operator()(const prefetch_classified& e) const {
     out << "prefetch_classified " << to_string(e.key) << " local=" << to_string(e.local);
   }
@@ -131,8 +137,15 @@ struct describer {
     out << "host_pages_freed " << to_string(e.key) << " " << pages_text(e.pages)
         << " by=" << to_string(e.by);
   }
+  void operator()(const prefetch_lock_taken& e) const {
+    out << "prefetch_lock_taken " << to_string(e.key);
+  }
   void operator()(const prefetch_lock_released& e) const {
     out << "prefetch_lock_released " << to_string(e.key);
+  }
+  void operator()(const prefetch_drained& e) const {
+    out << "prefetch_drained " << to_string(e.key)
+        << (e.read_completed ? " read=completed" : " read=failed");
   }
 };
 

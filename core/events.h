@@ -189,6 +189,13 @@ struct request_finished {
 
 // --- HiCache prefetch abort coordination --------------------------------------------------
 enum class prefetch_state : std::uint8_t { missing = 0, pending = 1, active = 2 };
+// A prefetch entry exists on this rank from registration to erasure (I8: none at the end).
+struct prefetch_registered {
+  room_key key;
+};
+struct prefetch_erased {
+  room_key key;
+};
 struct prefetch_classified {
   room_key key;
   prefetch_state local = prefetch_state::missing;
@@ -210,8 +217,19 @@ struct host_pages_freed {
   std::vector<page_index> pages;
   host_page_owner by = host_page_owner::scheduler;
 };
+// The lock pins the prefetch's host pages while its storage I/O may write them (SGLang's
+// protect_host / release_host on the prefetch's host node): taken when the I/O starts.
+struct prefetch_lock_taken {
+  room_key key;
+};
 struct prefetch_lock_released {
   room_key key;
+};
+// The rank waited for its storage read to return (no cancel for a storage call in flight);
+// `read_completed` false: the read failed part-way, its unfinished tail is the I/O thread's.
+struct prefetch_drained {
+  room_key key;
+  bool read_completed = true;
 };
 
 using event_body =
@@ -223,8 +241,9 @@ using event_body =
                  token_issued, token_accepted, token_rejected, abort_armed,
                  ack_target_registered, drain_ack_sent, drain_ack_counted,
                  request_pages_released, deadline_expired, request_finished,
-                 prefetch_classified, prefetch_agreed, prefetch_revoked, host_pages_allocated, host_pages_freed,
-                 prefetch_lock_released>;
+                 prefetch_registered, prefetch_erased, prefetch_classified, prefetch_agreed,
+                 prefetch_revoked, host_pages_allocated, host_pages_freed, prefetch_lock_taken,
+                 prefetch_lock_released, prefetch_drained>;
 
 struct event {
   rank_id rank = 0;  // the rank whose component decided

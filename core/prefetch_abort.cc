@@ -14,6 +14,12 @@ void prefetch_abort_coordinator::emit(event_body body) {
 
 void prefetch_abort_coordinator::register_pending(room_key key, std::vector<page_index> host_pages) {
   prefetches_[key] = prefetch{std::move(host_pages), std::nullopt, false};
+  emit(prefetch_registered{key});
+}
+
+void prefetch_abort_coordinator::erase(room_key key) {
+  prefetches_.erase(key);
+  emit(prefetch_erased{key});
 }
 
 void prefetch_abort_coordinator::start_io(room_key key) {
@@ -21,6 +27,7 @@ void prefetch_abort_coordinator::start_io(room_key key) {
   if (p.io) return;
   p.pages_allocated = true;
   emit(host_pages_allocated{key, p.host_pages});
+  emit(prefetch_lock_taken{key});
   p.io = ports_.storage.read_pages(key, p.host_pages);
 }
 
@@ -30,10 +37,11 @@ prefetch_state prefetch_abort_coordinator::local_state(room_key key) const {
   return it->second.io ? prefetch_state::active : prefetch_state::pending;
 }
 
-storage_poll prefetch_abort_coordinator::drain(storage_handle io) {
+storage_poll prefetch_abort_coordinator::drain(room_key key, storage_handle io) {
   // No cancel for a storage call in flight: wait for it to return, whatever it returns.
   storage_poll outcome = ports_.storage.poll(io);
   while (outcome == storage_poll::in_flight) outcome = ports_.storage.poll(io);
+  emit(prefetch_drained{key, outcome == storage_poll::completed});
   return outcome;
 }
 
@@ -50,8 +58,11 @@ void prefetch_abort_coordinator::complete(room_key key) {
   const auto it = prefetches_.find(key);
   if (it == prefetches_.end()) return;
   const prefetch p = it->second;
-  if (p.io) free_after_drain(key, p, drain(*p.io));
-  prefetches_.erase(key);
+  if (p.io) {
+    free_after_drain(key, p, drain(key, *p.io));
+    emit(prefetch_lock_released{key});
+  }
+  erase(key);
 }
 
 void prefetch_abort_coordinator::release_aborted_request(room_key key) {
@@ -64,32 +75,36 @@ void prefetch_abort_coordinator::release_aborted_request(room_key key) {
   emit(prefetch_agreed{key, group_max});
   // Historical: missing and pending ranks return early; an active peer waits alone (H1).
   if (variant_.has(bug::h1_early_return) && local != prefetch_state::active) {
-    prefetches_.erase(key);
+    erase(key);
     return;
   }
   if (local == prefetch_state::pending) {
-    prefetches_.erase(key);  // revoke before joining: its I/O can never start now
+    erase(key);  // revoke before joining: its I/O can never start now
     emit(prefetch_revoked{key});
   }
   if (group_max != prefetch_state::active) return;  // nobody has I/O in flight
 
   std::optional<prefetch> active;
   if (local == prefetch_state::active) active = prefetches_.at(key);
-  // Historical: the active rank frees its host pages before its I/O is drained (H2); the I/O
-  // thread, finding its read cut short, frees the same pages again.
+  // Historical (H2): the active rank takes its prefetch for terminated and frees every host
+  // page at once, before the barrier and without draining its storage read, while the I/O
+  // thread still owns the unfinished tail. A read still in flight keeps writing into pages
+  // the pool may already have handed to the next request; a read already returned harms
+  // nothing, so the damage depends on when the abort lands (a race, not a rule).
   if (active && variant_.has(bug::h2_divergent_cleanup)) {
     emit(host_pages_freed{key, active->host_pages, host_page_owner::scheduler});
+    ports_.group.barrier();
+    emit(prefetch_lock_released{key});
+    erase(key);
+    return;
   }
   storage_poll outcome = storage_poll::completed;
-  if (active) {
-    outcome = drain(*active->io);
-    if (variant_.has(bug::h2_divergent_cleanup)) outcome = storage_poll::failed;
-  }
+  if (active) outcome = drain(key, *active->io);
   ports_.group.barrier();
   if (active) {
     emit(prefetch_lock_released{key});
     free_after_drain(key, *active, outcome);
-    prefetches_.erase(key);
+    erase(key);
   }
 }
 

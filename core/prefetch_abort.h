@@ -48,7 +48,10 @@ class prefetch_abort_coordinator {
     bool pages_allocated = false;
   };
 
-  storage_poll drain(storage_handle io);
+  // Waits for the read to return and reports it (prefetch_drained).
+  storage_poll drain(room_key key, storage_handle io);
+  // Drops the entry and reports it (prefetch_erased): I8 wants none left at the end.
+  void erase(room_key key);
   void free_after_drain(room_key key, const prefetch& p, storage_poll outcome);
   void emit(event_body body);
 

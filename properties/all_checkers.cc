@@ -39,6 +39,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
   // the leak checker would report at the same quiescence) are the consequence.
   w.add_checker(liveness);
   w.add_checker(leak);
+  w.add_checker(prefetch_leak);
 }
 
 }  // namespace kvsim::properties

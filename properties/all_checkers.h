@@ -20,6 +20,7 @@
 #include "properties/leak_checker.h"
 #include "properties/ledger_audit_checker.h"
 #include "properties/liveness_checker.h"
+#include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
 #include "properties/status_books_checker.h"
 #include "properties/use_after_free_checker.h"
@@ -30,8 +31,9 @@ namespace kvsim::properties {
 // Which checkers a run attaches. Rule checkers say the protocol was broken at a step (I2 an
 // ACK before the drain, I3 a release before every ACK, I4 a closed room admitting or a
 // Failed status left). Damage checkers see the consequence: I1 a transfer touching a page it
-// no longer owns (and ledger misuse), I6 host pages freed twice or never, I7 a request
-// reading another's bytes, I8 anything left held at quiescence (or a ledger whose own books
+// no longer owns (and ledger misuse), I6 host pages freed twice or written while free or
+// held by another request, I7 a request reading another's bytes, I8 anything left held at
+// quiescence (pages, leases, prefetch entries, locks, host pages; or a ledger whose own books
 // disagree with its events then), I9 a request that never
 // finishes. The world's own findings (I5 deadlock, livelock at the step limit) are damage
 // and always on. A bug shown by `damage` alone is shown by what it does, not by a rule.
@@ -59,6 +61,7 @@ struct checker_set {
   data_integrity_checker data_integrity;          // I7
   leak_checker leak;                              // I8
   ledger_audit_checker ledger_audit;              // I8: the ledger's books at quiescence
+  prefetch_leak_checker prefetch_leak;            // I8: prefetch entries, locks, host pages
   liveness_checker liveness;                      // I9
 };
 

@@ -24,6 +24,10 @@ std::optional<sim::finding> data_integrity_checker::observe(const sim::sim_event
           destination,
           provenance{source->second.writer, source->second.logical_page, at, copied->transfer});
     }
+  } else if (const auto* stored = std::get_if<sim::storage_page_written>(&e.body)) {
+    // A storage read's page landed in host memory (the read's id tells which storage call).
+    contents_.insert_or_assign({stored->rank, stored->page},
+                               provenance{stored->owner, stored->logical_page, at, {}});
   } else if (const auto* read = std::get_if<sim::page_read>(&e.body)) {
     return check_read(*read, at);
   }

@@ -6,8 +6,9 @@
 // (sim/kv_memory.h), so a page_read with intact == false is the proof: the finding names the
 // reader, the page, the rank, the step and whose bytes were there (the canary header's
 // owner), or "unrecognisable bytes". To say how the bytes got there, the checker follows
-// them: page_written puts a writer's canary on a page and transfer_page_copied carries a
-// source page's canary to its destination; when that provenance agrees with what the reader
+// them: page_written (or a storage read's storage_page_written, into a host page) puts a
+// writer's canary on a page and transfer_page_copied carries a source page's canary to its
+// destination; when that provenance agrees with what the reader
 // found, the message names the step (and transfer) that put the bytes there and the
 // evidence includes it. The provenance only explains; the verdict is the data's.
 #include <cstddef>

@@ -8,10 +8,13 @@
 namespace kvsim::properties {
 
 std::optional<sim::finding> host_page_checker::observe(const sim::sim_event& e, std::size_t index) {
+  const event_mark at{e.step, index};
+  if (const auto* write = std::get_if<sim::storage_page_written>(&e.body)) {
+    return check_write(*write, at);
+  }
   const auto* decided = std::get_if<sim::core_decided>(&e.body);
   if (decided == nullptr) return std::nullopt;
   const core::rank_id rank = decided->what.rank;
-  const event_mark at{e.step, index};
   if (const auto* allocated = std::get_if<core::host_pages_allocated>(&decided->what.body)) {
     for (core::page_index p : allocated->pages) {
       pages_.insert_or_assign({rank, allocated->key, p}, page_state{at, std::nullopt});
@@ -58,6 +61,7 @@ std::optional<sim::finding> host_page_checker::check_free(const core::host_pages
       evidence.push_back(first.at.index);
     } else {
       it->second.freed = freeing{at, freed.by};
+      last_freed_.insert_or_assign({rank, p}, last_free{freed.key, freeing{at, freed.by}});
       if (const auto h = holders_.find({rank, p});
           h != holders_.end() && h->second.key == freed.key) {
         holders_.erase(h);
@@ -76,37 +80,38 @@ std::optional<sim::finding> host_page_checker::check_free(const core::host_pages
   return found;
 }
 
-std::optional<sim::finding> host_page_checker::at_quiescence() {
-  struct left {
-    std::vector<core::page_index> pages;
-    std::vector<std::uint64_t> steps;
+// A storage read wrote one host page: its request must hold the page now.
+std::optional<sim::finding> host_page_checker::check_write(const sim::storage_page_written& write,
+                                                           event_mark at) const {
+  const auto held = holders_.find({write.rank, write.page});
+  if (held != holders_.end() && held->second.key == write.owner) return std::nullopt;
+  std::string line = "I6: the storage read of " + core::to_string(write.owner) +
+                     " wrote host page " + std::to_string(write.page) + " on rank " +
+                     std::to_string(write.rank) + " at step " + std::to_string(at.step) +
+                     " (its logical page " + std::to_string(write.logical_page) + "), but ";
+  std::vector<std::size_t> evidence{at.index};
+  const auto freed = last_freed_.find({write.rank, write.page});
+  // "the scheduler freed it from room 7/gen 0 at step 3", or "" when it was never freed.
+  const auto freed_text = [&]() -> std::string {
+    if (freed == last_freed_.end()) return "";
+    evidence.push_back(freed->second.by.at.index);
+    return std::string("the ") + core::to_string(freed->second.by.by) + " freed it from " +
+           core::to_string(freed->second.key) + " at step " +
+           std::to_string(freed->second.by.at.step);
   };
-  std::map<std::pair<core::rank_id, core::room_key>, left> never_freed;  // ordered: deterministic
-  sim::finding found{"I6", "I6: at quiescence ", {}, {}};
-  for (const auto& [id, page] : pages_) {
-    if (page.freed) continue;
-    const auto& [rank, key, p] = id;
-    left& l = never_freed[{rank, key}];
-    l.pages.push_back(p);
-    l.steps.push_back(page.allocated.step);
-    found.evidence.push_back(page.allocated.index);
-    found.details.push_back("rank " + std::to_string(rank) + " host page " + std::to_string(p) +
-                            " of " + core::to_string(key) + ", allocated at step " +
-                            std::to_string(page.allocated.step) + ", never freed");
+  if (held != holders_.end()) {
+    evidence.push_back(held->second.allocated.index);
+    const std::string how = freed_text();
+    line += "the page belongs to " + core::to_string(held->second.key) + " (allocated at step " +
+            std::to_string(held->second.allocated.step) + (how.empty() ? "" : "; " + how) +
+            "): the write lands in that request's bytes";
+  } else if (freed != last_freed_.end()) {
+    line += "the page is free (" + freed_text() + ")";
+  } else {
+    line += "the page was never allocated";
   }
-  if (never_freed.empty()) return std::nullopt;
-  std::vector<std::string> parts;
-  for (const auto& [id, l] : never_freed) {
-    const bool one = l.pages.size() == 1;
-    parts.push_back(std::string(one ? "host page " : "host pages ") +
-                    (one ? std::to_string(l.pages[0]) : pages_text(l.pages)) + " of " +
-                    core::to_string(id.second) + " on rank " + std::to_string(id.first) +
-                    " (allocated at " + steps_text(l.steps) + ") " + (one ? "was" : "were") +
-                    " never freed");
-  }
-  for (std::size_t i = 0; i < parts.size(); ++i) found.message += (i ? "; " : "") + parts[i];
-  sort_evidence(found.evidence);
-  return found;
+  sort_evidence(evidence);
+  return sim::finding{"I6", std::move(line), std::move(evidence), {}};
 }
 
 }  // namespace kvsim::properties

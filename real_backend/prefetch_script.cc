@@ -17,6 +17,41 @@ namespace {
 using core::rank_id;
 using core::room_key;
 
+// The rank's storage as the coordinator sees it. A held read stays in flight until someone
+// waits for it: its gate opens at the first poll (the drain of the fixed protocol), so a
+// rank that frees host pages without draining (H2) frees them while the read certainly has
+// not landed, and the test is deterministic.
+class opened_by_poll final : public core::storage_io {
+ public:
+  explicit opened_by_poll(gated_storage& storage) : storage_(storage) {}
+  void hold(room_key owner, hold_gate& gate) {
+    storage_.hold(owner, gate);
+    gates_[owner] = &gate;
+  }
+  core::storage_handle read_pages(room_key owner,
+                                  const std::vector<core::page_index>& host_pages) override {
+    const core::storage_handle handle = storage_.read_pages(owner, host_pages);
+    owners_[handle] = owner;
+    return handle;
+  }
+  core::storage_poll poll(core::storage_handle handle) override {
+    if (const auto owner = owners_.find(handle); owner != owners_.end()) {
+      if (const auto gate = gates_.find(owner->second); gate != gates_.end()) gate->second->open();
+    }
+    return storage_.poll(handle);
+  }
+  // True while a held read of `owner` has not been released (no page of it has landed).
+  bool held(room_key owner) const {
+    const auto gate = gates_.find(owner);
+    return gate != gates_.end() && !gate->second->is_open();
+  }
+
+ private:
+  gated_storage& storage_;
+  std::map<room_key, hold_gate*> gates_;
+  std::map<core::storage_handle, room_key> owners_;
+};
+
 class prefetch_run {
  public:
   prefetch_run(const scenarios::scenario_spec& spec, core::variant v, data_plane& plane,
@@ -32,8 +67,9 @@ class prefetch_run {
       parts->host =
           plane.make_host_pages(rank, spec_.topology.pages_per_rank, spec_.topology.page_bytes);
       parts->storage = plane.make_storage(rank, rank, *parts->host);
+      parts->polled = std::make_unique<opened_by_poll>(*parts->storage);
       parts->coordinator = std::make_unique<core::prefetch_abort_coordinator>(
-          rank, core::prefetch_ports{group_.member(rank), *parts->storage, log_}, v);
+          rank, core::prefetch_ports{group_.member(rank), *parts->polled, log_}, v);
       for (std::size_t r = 0; r < keys_.size(); ++r) parts->gates.push_back(plane.make_gate());
       ranks_.push_back(std::move(parts));
     }
@@ -67,6 +103,7 @@ class prefetch_run {
     std::vector<std::unique_ptr<hold_gate>> gates;  // per request
     std::unique_ptr<host_page_memory> host;
     std::unique_ptr<gated_storage> storage;
+    std::unique_ptr<opened_by_poll> polled;
     std::unique_ptr<core::prefetch_abort_coordinator> coordinator;
     host_page_ledger ledger;
   };
@@ -97,8 +134,8 @@ class prefetch_run {
         if (state != core::prefetch_state::missing)
           me.coordinator->register_pending(key, host_pages(r));
         if (state == core::prefetch_state::active) {
-          // An aborted request's read stays in flight until the abort has reached every rank.
-          if (aborted) me.storage->hold(key, *me.gates[r]);
+          // An aborted request's read stays in flight until the abort drains it.
+          if (aborted) me.polled->hold(key, *me.gates[r]);
           me.coordinator->start_io(key);
         }
         if (aborted) {
@@ -116,24 +153,22 @@ class prefetch_run {
     group_.member_finished(rank);
   }
 
-  // Inside event_log::emit (serialised): apply host page decisions, open the storage gates.
+  // Inside event_log::emit (serialised): apply host page decisions; a free while the rank's
+  // storage read of those pages is still held (in flight) is H2's hazard, seen before the
+  // read lands in the freed pages.
   void observe(const core::event& e) {
-    if (const auto* classified = std::get_if<core::prefetch_classified>(&e.body)) {
-      std::set<rank_id>& seen = classified_[classified->key];
-      seen.insert(e.rank);
-      if (seen.size() == ranks_.size()) open_gates_of(classified->key);
-    } else if (const auto* allocated = std::get_if<core::host_pages_allocated>(&e.body)) {
+    if (const auto* allocated = std::get_if<core::host_pages_allocated>(&e.body)) {
       for (const std::string& line : ranks_.at(e.rank)->ledger.allocated(*allocated))
         findings_.add(line);
     } else if (const auto* freed = std::get_if<core::host_pages_freed>(&e.body)) {
       for (const std::string& line : ranks_.at(e.rank)->ledger.freed(*freed)) findings_.add(line);
-    }
-  }
-
-  void open_gates_of(room_key key) {
-    for (std::size_t r = 0; r < keys_.size(); ++r) {
-      if (keys_[r] != key) continue;
-      for (auto& parts : ranks_) parts->gates[r]->open();
+      if (ranks_.at(e.rank)->polled->held(freed->key)) {
+        findings_.add(std::string("I6: the ") + core::to_string(freed->by) + " freed host pages " +
+                      core::pages_text(freed->pages) + " of " + core::to_string(freed->key) +
+                      " on rank " + std::to_string(e.rank) +
+                      " while its storage read was still in flight: the read lands in freed "
+                      "pages");
+      }
     }
   }
 
@@ -176,7 +211,6 @@ class prefetch_run {
   rank_group group_;
   std::vector<room_key> keys_;
   std::vector<std::unique_ptr<rank_parts>> ranks_;
-  std::map<room_key, std::set<rank_id>> classified_;
   std::mutex errors_mutex_;
   std::vector<std::string> errors_;
 };

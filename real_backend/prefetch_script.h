@@ -4,13 +4,14 @@
 // the chosen variant, exactly as the simulator's prefetch_world schedules it (register,
 // start the storage read, then release the aborted request or complete it). An active
 // rank's storage read is really in flight: a gate holds its copies into the rank's host
-// pages until every rank of the group has classified its state for the abort. The group's
+// pages until the rank waits for the read (its first poll: the drain). The group's
 // collectives run through rank_group (NCCL across devices, or host-combined values through a
 // one-rank communicator when the ranks share a device).
 //
 // Checks: I5 from the group (a rank waits in a collective that a peer entered differently
-// or returned without), I6 from the host page ledgers (a host page freed twice), and I7 on
-// the host pages' bytes once the reads have landed.
+// or returned without), I6 from the host page ledgers (a host page freed twice, or freed
+// while its storage read is still in flight: H2), and I7 on the host pages' bytes once the
+// reads have landed.
 #include <cstdint>
 #include <map>
 

@@ -1,11 +1,21 @@
 #pragma once
 // Builds and runs a simulated world from a catalogue scenario of kind `prefetch`: the ranks
 // of one attention group, each running the production prefetch_abort_coordinator with the
-// chosen variant over a simulated collective and simulated L3 storage. Each rank starts each
-// request's prefetch in the state the scenario gives it (missing: no entry; pending:
-// registered, no I/O; active: storage read in flight), then, for an aborted request, every
-// rank runs the abort cleanup (the seed's asymmetric HiCache cases). Checkers are attached by
-// the caller.
+// chosen variant over a simulated collective, simulated host memory (sim/kv_memory.h, one
+// pool per rank, pages handed out by sim/host_page_pool.h) and simulated L3 storage whose
+// per-rank I/O actor writes the request's bytes into its host pages one page per step
+// (sim/sim_storage.h).
+//
+// Each rank's scheduler begins the requests in order and ends them in order, but interleaves
+// the two as the search chooses, so several prefetches of a rank may be in flight at once
+// and a later request may take host pages an earlier one has just freed. A request begins in
+// the state the scenario gives the rank (missing: no entry; pending: registered, no I/O;
+// active: host pages taken and the storage read started). It ends when the search chooses:
+// after a drawn number of its pages have landed (0 .. all), so the abort or completion may
+// land before, during or after the read, at each rank's own moment. An aborted request runs
+// the group's abort cleanup on every rank (in request order, so the collectives match); one
+// that is not aborted completes locally, and its bytes are then verified (I7). Checkers are
+// attached by the caller.
 #include <cstdint>
 #include <map>
 #include <memory>

@@ -76,6 +76,9 @@ class event_footprint {
   void add_body(const transfer_timed_out& b) { transfer(b.transfer); }
   void add_body(const page_written& b) { rank(b.rank); }
   void add_body(const page_read& b) { rank(b.rank); }
+  void add_body(const storage_read_started& b) { rank(b.rank); }
+  void add_body(const storage_page_written& b) { rank(b.rank); }
+  void add_body(const storage_read_ended& b) { rank(b.rank); }
   void add_body(const message_sent& b) {
     into_->add(message_ids_token);
     rank(b.from);

@@ -51,6 +51,12 @@ const std::uint8_t* kv_memory::page_data(core::page_index page) const {
 
 void kv_memory::write_canary(core::page_index page, core::room_key writer,
                              std::uint32_t logical_page) {
+  fill_canary(page, writer, logical_page);
+  world_.emit(page_written{rank_, page, writer, logical_page});
+}
+
+void kv_memory::fill_canary(core::page_index page, core::room_key writer,
+                            std::uint32_t logical_page) {
   std::uint8_t* data = page_data(page);
   put(data, writer.room);
   put(data + 8, writer.generation);
@@ -58,7 +64,6 @@ void kv_memory::write_canary(core::page_index page, core::room_key writer,
   for (std::uint32_t offset = header_bytes; offset < page_bytes_; ++offset) {
     data[offset] = canary_byte(writer, logical_page, offset);
   }
-  world_.emit(page_written{rank_, page, writer, logical_page});
 }
 
 bool kv_memory::matches(core::page_index page, core::room_key key,

@@ -20,6 +20,9 @@ class kv_memory {
   kv_memory(world& w, core::rank_id rank, std::uint32_t pages, std::uint32_t page_bytes);
 
   void write_canary(core::page_index page, core::room_key writer, std::uint32_t logical_page);
+  // The same bytes without the page_written event, for a writer that reports its own write
+  // (a storage read's storage_page_written).
+  void fill_canary(core::page_index page, core::room_key writer, std::uint32_t logical_page);
   // Emits page_read with what was found; true when every byte is the reader's canary.
   bool verify(core::page_index page, core::room_key reader, std::uint32_t logical_page);
   // Raw copy of one page from another pool (a transfer's data movement; the transfer emits

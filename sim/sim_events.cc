@@ -93,6 +93,19 @@ struct describer {
         << (e.intact ? "intact" : "corrupt");
     if (e.found) out << " found=" << core::to_string(*e.found);
   }
+  void operator()(const storage_read_started& e) const {
+    out << "storage_read_started read=" << e.read << " rank=" << e.rank << " "
+        << core::to_string(e.owner) << " host " << pages_text(e.host_pages);
+  }
+  void operator()(const storage_page_written& e) const {
+    out << "storage_page_written read=" << e.read << " rank=" << e.rank << " "
+        << core::to_string(e.owner) << " host page " << e.page << " logical=" << e.logical_page;
+  }
+  void operator()(const storage_read_ended& e) const {
+    out << "storage_read_ended read=" << e.read << " rank=" << e.rank << " "
+        << core::to_string(e.owner) << " " << (e.completed ? "completed" : "failed") << " after "
+        << e.pages_written << " page(s)";
+  }
   void operator()(const message_sent& e) const {
     out << "message_sent message=" << e.message << " from=" << e.from << " to=" << e.to
         << " kind=" << control_text(e.kind) << " " << core::to_string(e.key);

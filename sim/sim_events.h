@@ -92,6 +92,32 @@ struct page_read {
   std::optional<core::room_key> found;  // whose canary the bytes carry, when recognisable
 };
 
+// HiCache storage reads into host pages (sim/sim_storage.h): the rank's I/O actor writes one
+// host page per step, so a read can be half done when an abort lands.
+using storage_read_id = std::uint64_t;
+struct storage_read_started {
+  storage_read_id read = 0;  // unique per rank
+  core::rank_id rank = 0;
+  core::room_key owner;
+  std::vector<core::page_index> host_pages;
+};
+// One page of a read landed: the owner's canary for `logical_page` is now in host page `page`.
+struct storage_page_written {
+  storage_read_id read = 0;
+  core::rank_id rank = 0;
+  core::room_key owner;
+  core::page_index page = 0;
+  std::uint32_t logical_page = 0;
+};
+// The storage call returned: every page written (completed) or it failed part-way.
+struct storage_read_ended {
+  storage_read_id read = 0;
+  core::rank_id rank = 0;
+  core::room_key owner;
+  bool completed = true;
+  std::uint32_t pages_written = 0;
+};
+
 struct message_sent {
   message_id message = 0;
   core::rank_id from = 0;
@@ -174,7 +200,8 @@ struct status_read {
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
-                 transfer_timed_out, page_written, page_read, message_sent, message_delivered,
+                 transfer_timed_out, page_written, page_read, storage_read_started,
+                 storage_page_written, storage_read_ended, message_sent, message_delivered,
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
                  core_audited, status_read>;
 

@@ -1,29 +1,69 @@
 #include "sim/sim_storage.h"
 
+#include <algorithm>
+
 #include "sim/sim_assert.h"
 
 namespace kvsim::sim {
+namespace {
 
-core::storage_handle sim_storage::read_pages(core::room_key /*owner*/,
-                                             const std::vector<core::page_index>& /*host_pages*/) {
+constexpr std::uint64_t stall_us = 50;
+constexpr std::uint64_t which_read_tag = 0x10ead;
+
+}  // namespace
+
+sim_storage::sim_storage(world& w, core::rank_id rank, kv_memory& host)
+    : world_(w), rank_(rank), host_(host), progressed_(w, "storage read progress") {}
+
+core::storage_handle sim_storage::read_pages(core::room_key owner,
+                                             const std::vector<core::page_index>& host_pages) {
   world_.step();
   const core::storage_handle handle = next_handle_++;
-  reads_[handle] = core::storage_poll::in_flight;
-  world_.spawn(actor_name{rank_, "storage", static_cast<std::uint32_t>(handle)},
-               [this, handle] {
-                 core::storage_poll outcome = core::storage_poll::completed;
-                 for (std::uint32_t i = 0; i < read_steps_; ++i) {
-                   world_.step();
-                   if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(50);
-                   if (world_.fault(fault_kind::transfer_fail)) {
-                     outcome = core::storage_poll::failed;
-                     break;
-                   }
-                 }
-                 reads_[handle] = outcome;
-                 ended_.notify_all();
-               });
+  reads_[handle] = read_record{owner, host_pages};
+  latest_[owner] = handle;
+  world_.emit(storage_read_started{handle, rank_, owner, host_pages});
+  in_flight_.push_back(handle);
+  if (!serving_) {
+    serving_ = true;
+    world_.spawn(actor_name{rank_, "io", actors_spawned_++}, [this] { serve(); });
+  }
   return handle;
+}
+
+void sim_storage::serve() {
+  while (!in_flight_.empty()) {
+    world_.step();
+    const std::size_t pick =
+        in_flight_.size() == 1
+            ? 0
+            : world_.choose(which_read_tag, static_cast<std::uint32_t>(in_flight_.size()));
+    const core::storage_handle handle = in_flight_[pick];
+    read_record& r = reads_.at(handle);
+    if (r.written == r.host_pages.size()) {
+      end(handle, true);
+      continue;
+    }
+    if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
+    if (world_.fault(fault_kind::transfer_fail)) {
+      end(handle, false);
+      continue;
+    }
+    read_record& now = reads_.at(handle);
+    const std::uint32_t logical = now.written++;
+    const core::page_index page = now.host_pages[logical];
+    host_.fill_canary(page, now.owner, logical);
+    world_.emit(storage_page_written{handle, rank_, now.owner, page, logical});
+    progressed_.notify_all();
+  }
+  serving_ = false;
+}
+
+void sim_storage::end(core::storage_handle handle, bool completed) {
+  read_record& r = reads_.at(handle);
+  r.state = completed ? core::storage_poll::completed : core::storage_poll::failed;
+  std::erase(in_flight_, handle);
+  world_.emit(storage_read_ended{handle, rank_, r.owner, completed, r.written});
+  progressed_.notify_all();
 }
 
 core::storage_poll sim_storage::poll(core::storage_handle handle) {
@@ -32,13 +72,33 @@ core::storage_poll sim_storage::poll(core::storage_handle handle) {
   KVSIM_SIM_ASSERT(it != reads_.end(), "poll of a storage read never started");
   // A poll that finds the read still running costs a little virtual time (the poller's
   // interval), so a poller spinning on a stalled read lets the clock reach the read's end.
-  if (it->second == core::storage_poll::in_flight) world_.wait_virtual(1);
-  return reads_.at(handle);
+  if (it->second.state == core::storage_poll::in_flight) world_.wait_virtual(1);
+  return reads_.at(handle).state;
 }
 
 core::storage_poll sim_storage::wait(core::storage_handle handle) {
-  while (reads_.at(handle) == core::storage_poll::in_flight) ended_.wait();
-  return reads_.at(handle);
+  while (reads_.at(handle).state == core::storage_poll::in_flight) progressed_.wait();
+  return reads_.at(handle).state;
+}
+
+void sim_storage::wait_progress(core::room_key owner, std::uint32_t pages) {
+  const auto latest = latest_.find(owner);
+  if (latest == latest_.end()) return;
+  const core::storage_handle handle = latest->second;
+  while (reads_.at(handle).state == core::storage_poll::in_flight &&
+         reads_.at(handle).written < pages) {
+    progressed_.wait();
+  }
+}
+
+}  // namespace kvsim::sim
+
+namespace kvsim::sim {
+
+std::optional<core::storage_poll> sim_storage::state_of(core::room_key owner) const {
+  const auto latest = latest_.find(owner);
+  if (latest == latest_.end()) return std::nullopt;
+  return reads_.at(latest->second).state;
 }
 
 }  // namespace kvsim::sim

@@ -1,11 +1,24 @@
 #pragma once
-// HiCache L3 storage reads for prefetch: each read runs as its own actor (rank, "storage",
-// id) that takes `read_steps` scheduled steps, may stall or fail by the fault profile, and
-// then completes.
+// HiCache L3 storage reads for prefetch, writing real bytes into the rank's host pages.
+//
+// One I/O actor per rank, (rank, "io", n), like SGLang's prefetch I/O thread: it serves every
+// read of its rank that is in flight, one host page per scheduled step, writing the reading
+// request's canary (sim/kv_memory.h) into the page, so a read can be half done when an abort
+// lands and a write into a host page that was freed (or handed to another request) corrupts
+// real bytes. With several reads in flight the actor advances one of them per page, chosen by
+// the search (a storage backend with parallel batch gets). A page may stall (virtual time) or
+// the read may fail part-way, by the fault profile (transfer_stall, transfer_fail). There is
+// no cancel: a read runs until its storage call returns. The actor exists while it has work
+// and is spawned again by the next read.
 #include <cstdint>
+#include <deque>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "core/ports.h"
+#include "sim/kv_memory.h"
+#include "sim/sim_events.h"
 #include "sim/wait_queue.h"
 #include "sim/world.h"
 
@@ -13,21 +26,42 @@ namespace kvsim::sim {
 
 class sim_storage final : public core::storage_io {
  public:
-  sim_storage(world& w, core::rank_id rank, std::uint32_t read_steps = 2)
-      : world_(w), rank_(rank), read_steps_(read_steps), ended_(w, "storage read end") {}
+  // `host` is this rank's host memory; it must outlive the storage.
+  sim_storage(world& w, core::rank_id rank, kv_memory& host);
 
   core::storage_handle read_pages(core::room_key owner,
                                   const std::vector<core::page_index>& host_pages) override;
   core::storage_poll poll(core::storage_handle handle) override;
-  // Blocks until the read is no longer in flight (scenarios; the core polls).
+
+  // --- for scenarios (the core polls) ------------------------------------------------------
+  // Blocks until the read is no longer in flight.
   core::storage_poll wait(core::storage_handle handle);
+  // Blocks until `owner`'s latest read has written at least `pages` pages or returned (at
+  // once when `owner` has no read): how a scenario lands an abort part-way through a read.
+  void wait_progress(core::room_key owner, std::uint32_t pages);
+  // How `owner`'s latest read stands (nothing when it never read).
+  std::optional<core::storage_poll> state_of(core::room_key owner) const;
 
  private:
+  struct read_record {
+    core::room_key owner;
+    std::vector<core::page_index> host_pages;
+    std::uint32_t written = 0;
+    core::storage_poll state = core::storage_poll::in_flight;
+  };
+
+  void serve();  // the I/O actor's body
+  void end(core::storage_handle handle, bool completed);
+
   world& world_;
   core::rank_id rank_;
-  std::uint32_t read_steps_;
-  std::map<core::storage_handle, core::storage_poll> reads_;
-  wait_queue ended_;
+  kv_memory& host_;
+  std::map<core::storage_handle, read_record> reads_;
+  std::map<core::room_key, core::storage_handle> latest_;
+  std::vector<core::storage_handle> in_flight_;  // in submission order
+  bool serving_ = false;
+  std::uint32_t actors_spawned_ = 0;
+  wait_queue progressed_;
   core::storage_handle next_handle_ = 1;
 };
 

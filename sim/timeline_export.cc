@@ -159,6 +159,10 @@ const char* category_of(const sim_event_body& body) {
           return "transfer";
         }
         if constexpr (is_one_of<T, page_written, page_read>) return "memory";
+        if constexpr (is_one_of<T, storage_read_started, storage_page_written,
+                                storage_read_ended>) {
+          return "storage";
+        }
         if constexpr (is_one_of<T, message_sent, message_delivered, message_dropped>) {
           return "message";
         }

@@ -29,8 +29,9 @@ TEST(CheckerSet, OwnsOneCheckerPerInvariantEachWithItsOwnName) {
                                     checkers.host_pages.name(),
                                     checkers.data_integrity.name(),
                                     checkers.leak.name(),
+                                    checkers.prefetch_leak.name(),
                                     checkers.liveness.name()};
-  EXPECT_EQ(names.size(), 8u);
+  EXPECT_EQ(names.size(), 9u);
   EXPECT_EQ(checkers.liveness.heal_from_us(), 500u);
   EXPECT_EQ(checkers.liveness.bound_us(), 10'000u);
 }

@@ -84,25 +84,58 @@ TEST(HostPageChecker, FiresOnAFreeOfAPageNeverAllocatedToThatRequest) {
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
-TEST(HostPageChecker, FiresAtQuiescenceOnHostPagesNeverFreed) {
+std::size_t written(event_builder& log, core::rank_id rank, room_key key, page_index page,
+                    std::uint32_t logical) {
+  return log.add(sim::storage_page_written{1, rank, key, page, logical});
+}
+
+TEST(HostPageChecker, FiresWhenAStorageReadWritesAHostPageItsRequestAlreadyFreed) {
+  // H2: the scheduler freed the pages without draining; the read's next page lands anyway.
   event_builder log;
-  const auto a = allocated(log, 0, request_a, {5, 6, 7});  // step 1
-  const auto c = allocated(log, 1, request_c, {2});        // step 2
-  freed(log, 0, request_a, {6}, host_page_owner::scheduler);
-  const auto later = allocated(log, 0, request_a, {9});  // step 4
+  allocated(log, 0, request_a, {5, 6});                                           // step 1
+  written(log, 0, request_a, 5, 0);                                               // step 2
+  const auto free = freed(log, 0, request_a, {5, 6}, host_page_owner::scheduler);  // step 3
+  const auto late = written(log, 0, request_a, 6, 1);                             // step 4
 
   host_page_checker checker;
   const sim::finding expected{
       "I6",
-      "I6: at quiescence host pages [5,7,9] of room 7/gen 0 on rank 0 (allocated at steps 1 and "
-      "4) were never freed; host page 2 of room 9/gen 0 on rank 1 (allocated at step 2) was "
-      "never freed",
-      {a, c, later},
-      {"rank 0 host page 5 of room 7/gen 0, allocated at step 1, never freed",
-       "rank 0 host page 7 of room 7/gen 0, allocated at step 1, never freed",
-       "rank 0 host page 9 of room 7/gen 0, allocated at step 4, never freed",
-       "rank 1 host page 2 of room 9/gen 0, allocated at step 2, never freed"}};
-  EXPECT_EQ(run_to_quiescence(checker, log.events()), expected);
+      "I6: the storage read of room 7/gen 0 wrote host page 6 on rank 0 at step 4 (its logical "
+      "page 1), but the page is free (the scheduler freed it from room 7/gen 0 at step 3)",
+      {free, late},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(HostPageChecker, FiresWhenAStorageReadWritesIntoAnotherRequestsHostPage) {
+  // The freed page went to request C; A's late write lands in C's bytes.
+  event_builder log;
+  allocated(log, 1, request_a, {2});                                              // step 1
+  const auto free = freed(log, 1, request_a, {2}, host_page_owner::scheduler);    // step 2
+  const auto reused = allocated(log, 1, request_c, {2});                          // step 3
+  const auto late = written(log, 1, request_a, 2, 0);                             // step 4
+
+  host_page_checker checker;
+  const sim::finding expected{
+      "I6",
+      "I6: the storage read of room 7/gen 0 wrote host page 2 on rank 1 at step 4 (its logical "
+      "page 0), but the page belongs to room 9/gen 0 (allocated at step 3; the scheduler freed "
+      "it from room 7/gen 0 at step 2): the write lands in that request's bytes",
+      {free, reused, late},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(HostPageChecker, FiresWhenAStorageReadWritesAHostPageNeverAllocated) {
+  event_builder log;
+  const auto stray = written(log, 0, request_a, 3, 0);
+  host_page_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->message,
+            "I6: the storage read of room 7/gen 0 wrote host page 3 on rank 0 at step 1 (its "
+            "logical page 0), but the page was never allocated");
+  EXPECT_EQ(found->evidence, std::vector<std::size_t>{stray});
 }
 
 // --- quiet ------------------------------------------------------------------------------
@@ -132,6 +165,27 @@ TEST(HostPageChecker, StaysQuietWhenAFreedPageIsAllocatedAndFreedAgain) {
   host_page_checker checker;
   const auto found = run_to_quiescence(checker, log.events());
   EXPECT_EQ(found, std::nullopt) << found->message;
+}
+
+TEST(HostPageChecker, StaysQuietWhenEveryWriteLandsWhileItsRequestHoldsThePage) {
+  event_builder log;
+  allocated(log, 0, request_a, {5, 6});
+  written(log, 0, request_a, 5, 0);
+  written(log, 0, request_a, 6, 1);
+  freed(log, 0, request_a, {5, 6}, host_page_owner::scheduler);
+  allocated(log, 0, request_c, {6});
+  written(log, 0, request_c, 6, 0);  // the page's next holder writes its own bytes
+
+  host_page_checker checker;
+  const auto found = run_to_quiescence(checker, log.events());
+  EXPECT_EQ(found, std::nullopt) << found->message;
+}
+
+TEST(HostPageChecker, LeavesPagesNeverFreedToTheLeakChecker) {
+  event_builder log;
+  allocated(log, 0, request_a, {5});
+  host_page_checker checker;
+  EXPECT_EQ(run_to_quiescence(checker, log.events()), std::nullopt);
 }
 
 TEST(HostPageChecker, StaysQuietOnAnEmptyRun) {

@@ -71,14 +71,19 @@ TEST(RealHiCacheH1, TwoActiveRanksBothJoinEvenWithTheEarlyReturn) {
   EXPECT_TRUE(r.outcome.findings.empty()) << lines_of(r.outcome.findings);
 }
 
-TEST(RealHiCacheH2, HostPagesFreedBeforeTheDrainAreFreedTwice) {
+TEST(RealHiCacheH2, HostPagesFreedWithoutTheDrainAreFreedWhileTheReadIsInFlight) {
+  // Each active rank frees before it waits for its read (held until a poll): one finding
+  // per rank, in whichever order the threads report them.
   const result r = run("hicache_local_active", "H2");
-  ASSERT_FALSE(r.outcome.findings.empty());
-  EXPECT_EQ(r.outcome.findings.front().invariant, "I6");
-  EXPECT_NE(r.outcome.findings.front().message.find(
-                "was freed twice: by the scheduler and by the io_thread"),
-            std::string::npos)
-      << lines_of(r.outcome.findings);
+  ASSERT_EQ(r.outcome.findings.size(), 2u) << lines_of(r.outcome.findings);
+  for (const auto& f : r.outcome.findings) {
+    EXPECT_EQ(f.invariant, "I6");
+    EXPECT_NE(f.message.find("I6: the scheduler freed host pages [0,1] of room 22/gen 0 on rank "),
+              std::string::npos)
+        << f.message;
+    EXPECT_NE(f.message.find("while its storage read was still in flight"), std::string::npos)
+        << f.message;
+  }
 }
 
 TEST(RealHiCacheH3, AMissingRankSkippingTheReduceLeavesItsPeerInIt) {
