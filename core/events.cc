@@ -131,6 +131,17 @@ struct describer {
   void operator()(const prefetch_lock_released& e) const {
     out << "prefetch_lock_released " << to_string(e.key);
   }
+  void operator()(const peer_death_handled& e) const {
+    out << "peer_death_handled " << to_string(e.key) << " peer=" << e.peer
+        << " action=" << to_string(e.action);
+  }
+  void operator()(const teardown_counted& e) const {
+    out << "teardown_counted " << to_string(e.key) << " peer=" << e.peer << " " << e.settled
+        << "/" << e.expected;
+  }
+  void operator()(const transfer_unconfirmed& e) const {
+    out << "transfer_unconfirmed " << to_string(e.key) << " lease=" << e.lease;
+  }
 };
 
 }  // namespace
@@ -147,6 +158,8 @@ const char* to_string(release_reason reason) {
       return "deadline";
     case release_reason::local_failure:
       return "local_failure";
+    case release_reason::acks_and_teardowns:
+      return "acks_and_teardowns";
   }
   return "unknown";
 }
@@ -193,6 +206,18 @@ const char* to_string(host_page_owner owner) {
       return "scheduler";
     case host_page_owner::io_thread:
       return "io_thread";
+  }
+  return "unknown";
+}
+
+const char* to_string(peer_death_action action) {
+  switch (action) {
+    case peer_death_action::quarantined:
+      return "quarantined";
+    case peer_death_action::already_torn_down:
+      return "already_torn_down";
+    case peer_death_action::released:
+      return "released";
   }
   return "unknown";
 }

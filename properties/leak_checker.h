@@ -6,8 +6,11 @@
 // the transport never confirmed keeps its pages out of circulation forever, which is a leak
 // too. The evidence is the allocation of every leaked page and the start of every leaked
 // lease, in log order; one details line per leaked page or lease says how it was left.
+// A rank that stopped (peer death, sim rank_stopped) is not judged: its memory went with it.
+// The survivors are, and a quarantine they hold for a dead peer must have been confirmed.
 #include <cstddef>
 #include <optional>
+#include <set>
 
 #include "properties/page_ownership.h"
 #include "sim/checker.h"
@@ -25,6 +28,7 @@ class leak_checker : public sim::checker {
 
  private:
   page_ownership ownership_;
+  std::set<core::rank_id> stopped_;
 };
 
 }  // namespace kvsim::properties

@@ -94,6 +94,13 @@ class event_watch {
   std::set<room_key> reported_;
 };
 
+// Both ranks of a script run live in this process and die with it: a peer is never lost
+// while the run lasts (peer death is searched in the simulator).
+class peers_in_process final : public core::peer_liveness {
+ public:
+  core::peer_state state(rank_id) const override { return core::peer_state::alive; }
+};
+
 struct request_state {
   bool started = false;
   std::vector<page_index> source;
@@ -132,7 +139,7 @@ class transfer_run {
         decode_ledger_(decode_rank, spec.topology.pages_per_rank, log_),
         issuer_(decode_rank, run_key(), log_),
         decode_tokens_(decode_rank, run_key(), log_),
-        receiver_(decode_rank, {decode_net_, clock_, log_},
+        receiver_(decode_rank, {decode_net_, clock_, log_, peers_},
                   {decode_ledger_, issuer_, decode_tokens_}, v),
         requests_(spec.requests.size()) {
     log_.observe([this](const core::event& e) { watch_.observe(e); });
@@ -458,6 +465,7 @@ class transfer_run {
   event_log log_;
   event_watch watch_;
   steady_clock_port clock_;
+  peers_in_process peers_;
   std::vector<std::unique_ptr<hold_gate>> gates_;  // declared first: destroyed last
   std::unique_ptr<page_memory> prefill_pages_;
   std::unique_ptr<page_memory> decode_pages_;
