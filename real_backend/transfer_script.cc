@@ -14,6 +14,7 @@
 #include "core/transfer_status_table.h"
 #include "real_backend/errors.h"
 #include "real_backend/event_log.h"
+#include "real_backend/peers_in_process.h"
 #include "real_backend/script_support.h"
 #include "real_backend/steady_clock_port.h"
 #include "real_backend/tcp_messenger.h"
@@ -92,13 +93,6 @@ class event_watch {
   mutable std::mutex mutex_;
   std::map<room_key, armed_abort> armed_;
   std::set<room_key> reported_;
-};
-
-// Both ranks of a script run live in this process and die with it: a peer is never lost
-// while the run lasts (peer death is searched in the simulator).
-class peers_in_process final : public core::peer_liveness {
- public:
-  core::peer_state state(rank_id) const override { return core::peer_state::alive; }
 };
 
 struct request_state {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <set>
 #include <string>
 
 #include "properties/all_checkers.h"
@@ -38,6 +39,7 @@ struct tally {
 // Whether each mechanism ran in one run, read from its events.
 std::map<std::string, bool> mechanisms(const sim::world& w) {
   std::map<std::string, bool> ran;
+  std::set<core::room_key> past_deadline;
   for (const sim::sim_event& e : w.events()) {
     if (std::holds_alternative<sim::rank_stopped>(e.body)) ran["rank stopped"] = true;
     if (std::holds_alternative<sim::transport_torn_down>(e.body)) ran["torn down"] = true;
@@ -48,7 +50,10 @@ std::map<std::string, bool> mechanisms(const sim::world& w) {
     if (const auto* handled = std::get_if<core::peer_death_handled>(&body)) {
       ran[std::string("peer death ") + core::to_string(handled->action)] = true;
     }
-    if (std::holds_alternative<core::teardown_counted>(body)) ran["teardown counted"] = true;
+    if (const auto* teardown = std::get_if<core::teardown_counted>(&body)) {
+      ran["teardown counted"] = true;
+      if (past_deadline.contains(teardown->key)) ran["teardown after the deadline"] = true;
+    }
     if (on_decode && std::holds_alternative<core::lease_quarantined>(body)) {
       ran["decode quarantine"] = true;
     }
@@ -58,6 +63,7 @@ std::map<std::string, bool> mechanisms(const sim::world& w) {
     if (const auto* expired = std::get_if<core::deadline_expired>(&body);
         expired && expired->action == core::deadline_action::quarantined) {
       ran["deadline quarantine"] = true;
+      past_deadline.insert(expired->key);
     }
     if (!on_decode && std::holds_alternative<core::transfer_unconfirmed>(body)) {
       ran["prefill timeout unconfirmed"] = true;
@@ -86,18 +92,34 @@ tally search(const scenario_spec& spec, core::variant v, std::uint64_t seeds,
   return out;
 }
 
+std::size_t seeds_with(const tally& t, const std::string& mechanism) {
+  const auto it = t.seeds_with.find(mechanism);
+  return it == t.seeds_with.end() ? 0 : it->second;
+}
+
 TEST(PeerDeath, SafeIsCleanAndRunsEveryMechanismOfTheDeath) {
   const tally t = search(from_catalogue("peer_death"), core::variant::safe(), 400,
                          properties::checker_family::all);
   EXPECT_EQ(t.findings, 0u) << t.first_finding;
   for (const char* mechanism :
        {"rank stopped", "torn down", "peer death quarantined", "peer death already_torn_down",
-        "teardown counted", "decode quarantine", "decode quarantine confirmed",
-        "deadline quarantine"}) {
-    EXPECT_GT(t.seeds_with.count(mechanism) ? t.seeds_with.at(mechanism) : 0, 0u) << mechanism;
+        "teardown counted", "decode quarantine", "decode quarantine confirmed"}) {
+    EXPECT_GT(seeds_with(t, mechanism), 0u) << mechanism;
   }
   // Every quarantine decode took was confirmed in the end (I8 would fire otherwise).
-  EXPECT_EQ(t.seeds_with.at("decode quarantine"), t.seeds_with.at("decode quarantine confirmed"));
+  EXPECT_EQ(seeds_with(t, "decode quarantine"), seeds_with(t, "decode quarantine confirmed"));
+}
+
+// The client aborts the first request with a short deadline: the deadline passes while the
+// dead rank's teardown is pending, and its quarantine is confirmed by the teardown.
+TEST(PeerDeath, ADeadlineThatPassesWhileTheTeardownIsPendingQuarantinesUntilIt) {
+  scenario_spec spec = from_catalogue("peer_death");
+  spec.requests[0].abort = abort_phase::anytime;
+  spec.faults.deadline_us = 30;
+  const tally t = search(spec, core::variant::safe(), 400, properties::checker_family::all);
+  EXPECT_EQ(t.findings, 0u) << t.first_finding;
+  EXPECT_GT(seeds_with(t, "teardown after the deadline"), 0u);
+  EXPECT_EQ(seeds_with(t, "decode quarantine"), seeds_with(t, "decode quarantine confirmed"));
 }
 
 TEST(PeerDeath, ACoreThatFreesOnTheLostHeartbeatIsCaughtByItsDamage) {
@@ -106,18 +128,16 @@ TEST(PeerDeath, ACoreThatFreesOnTheLostHeartbeatIsCaughtByItsDamage) {
                          properties::checker_family::damage);
   EXPECT_GT(t.findings, 0u);
   EXPECT_EQ(t.first_finding.rfind("I1: ", 0), 0u) << t.first_finding;
-  EXPECT_GT(t.seeds_with.count("peer death released") ? t.seeds_with.at("peer death released") : 0,
-            0u);
+  EXPECT_GT(seeds_with(t, "peer death released"), 0u);
 }
 
 TEST(PeerDeath, ATimeoutWithoutConfirmationIsQuarantinedAndConfirmedOnPrefill) {
   const tally t = search(from_catalogue("b12_deadline"), core::variant::safe(), 200,
                          properties::checker_family::all);
   EXPECT_EQ(t.findings, 0u) << t.first_finding;
-  ASSERT_GT(t.seeds_with.count("prefill timeout unconfirmed"), 0u);
-  EXPECT_GT(t.seeds_with.at("prefill timeout unconfirmed"), 0u);
-  EXPECT_EQ(t.seeds_with.at("prefill timeout unconfirmed"),
-            t.seeds_with.at("prefill quarantine confirmed"));
+  EXPECT_GT(seeds_with(t, "prefill timeout unconfirmed"), 0u);
+  EXPECT_EQ(seeds_with(t, "prefill timeout unconfirmed"),
+            seeds_with(t, "prefill quarantine confirmed"));
 }
 
 }  // namespace
