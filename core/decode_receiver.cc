@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/invariant.h"
+
 namespace kvsim::core {
 
 decode_receiver::decode_receiver(rank_id rank, decode_ports ports, decode_state state, variant v)
@@ -107,9 +109,90 @@ void decode_receiver::on_ack(const control_message& ack) {
   if (!r.acked.insert(ack.from).second) return;  // a duplicate counts once
   emit(drain_ack_counted{key, ack.from, static_cast<std::uint32_t>(r.acked.size()),
                          static_cast<std::uint32_t>(r.prefill_ranks.size())});
-  if (r.acked.size() == r.prefill_ranks.size()) {
-    release(key, release_reason::all_acks, request_outcome::aborted);
+  if (settled(r)) finish_abort(key);
+}
+
+bool decode_receiver::settled(const request& r) const {
+  return settled_count(r) == r.prefill_ranks.size();
+}
+
+std::uint32_t decode_receiver::settled_count(const request& r) const {
+  return static_cast<std::uint32_t>(
+      std::count_if(r.prefill_ranks.begin(), r.prefill_ranks.end(), [&](rank_id p) {
+        return r.acked.contains(p) || r.torn_down.contains(p);
+      }));
+}
+
+void decode_receiver::finish_abort(room_key key) {
+  const request& r = requests_.at(key);
+  release(key, r.torn_down.empty() ? release_reason::all_acks : release_reason::acks_and_teardowns,
+          request_outcome::aborted);
+}
+
+// Out of reuse, still owned: a quarantined destination lease on every page of the request
+// (the writer is remote, so the lease stands for whatever its transport may still post).
+void decode_receiver::hold_pages(room_key key) {
+  request& r = requests_.at(key);
+  if (r.quarantine) return;
+  const auto lease = state_.ledger.lease(key, lease_role::destination, r.pages);
+  KVSIM_INVARIANT(lease.ok(), "an unfinished request owns its pages and none retires");
+  const auto quarantined = state_.ledger.quarantine(lease.value());
+  KVSIM_INVARIANT(quarantined.ok(), "a fresh lease can be quarantined");
+  r.quarantine = lease.value();
+}
+
+void decode_receiver::check_peers() {
+  std::vector<room_key> open;
+  for (const auto& [key, r] : requests_) {
+    if (r.now != phase::done) open.push_back(key);
   }
+  for (const room_key& key : open) {
+    const std::vector<rank_id> expected = requests_.at(key).prefill_ranks;
+    for (rank_id peer : expected) {
+      const request& r = requests_.at(key);
+      if (r.now == phase::done) break;
+      const peer_state state = ports_.peers.state(peer);
+      if (state == peer_state::alive || r.acked.contains(peer)) continue;
+      // Its chunks all ended before it died: nothing of it can land in this request.
+      if (r.now == phase::transferring && r.ready.contains(peer)) continue;
+      if (!r.lost.contains(peer)) on_peer_lost(key, peer, state);
+      const request& now = requests_.at(key);
+      if (now.now == phase::done) break;
+      if (state == peer_state::torn_down && !now.torn_down.contains(peer)) {
+        count_teardown(key, peer);
+      }
+    }
+  }
+}
+
+void decode_receiver::on_peer_lost(room_key key, rank_id peer, peer_state state) {
+  requests_.at(key).lost.insert(peer);
+  // Historical: a lost heartbeat is a failure decode did not start, and frees at once (B8),
+  // while the dead rank's posted writes may still land.
+  if (variant_.has(bug::b8_local_failure_release)) {
+    emit(peer_death_handled{key, peer, peer_death_action::released});
+    release(key, release_reason::local_failure, request_outcome::failed);
+    return;
+  }
+  // It will never send its chunks: the request is over. The survivors drain as for any abort.
+  if (requests_.at(key).now == phase::transferring) arm_and_send_abort(key, std::nullopt);
+  if (requests_.at(key).now == phase::done) return;  // B1 freed at the abort
+  if (state == peer_state::torn_down) {
+    emit(peer_death_handled{key, peer, peer_death_action::already_torn_down});
+    return;
+  }
+  hold_pages(key);
+  emit(peer_death_handled{key, peer, peer_death_action::quarantined});
+}
+
+void decode_receiver::count_teardown(room_key key, rank_id peer) {
+  request& r = requests_.at(key);
+  KVSIM_INVARIANT(r.now == phase::aborting || r.now == phase::quarantined,
+                  "a teardown is counted only for a request that drains");
+  r.torn_down.insert(peer);
+  emit(teardown_counted{key, peer, settled_count(r),
+                        static_cast<std::uint32_t>(r.prefill_ranks.size())});
+  if (settled(r)) finish_abort(key);
 }
 
 void decode_receiver::check_deadlines() {
@@ -125,6 +208,7 @@ void decode_receiver::check_deadlines() {
     } else {
       // Never free what a transport may still write: keep the pages owned, out of reuse.
       requests_.at(key).now = phase::quarantined;
+      hold_pages(key);
       emit(deadline_expired{key, deadline_action::quarantined});
     }
   }
@@ -147,6 +231,9 @@ void decode_receiver::release(room_key key, release_reason reason, request_outco
   r.now = phase::done;
   emit(request_pages_released{key, reason, static_cast<std::uint32_t>(r.acked.size()),
                               static_cast<std::uint32_t>(r.prefill_ranks.size())});
+  // Settled: no expected rank can write any more, so the quarantine is confirmed. (Historical
+  // variants get here unsettled, and so free what may still be written.)
+  if (r.quarantine) (void)state_.ledger.confirm_quarantine(*std::exchange(r.quarantine, {}));
   (void)state_.ledger.release_all(key);
   emit(request_finished{key, outcome});
   state_.tokens.forget(key);

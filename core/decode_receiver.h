@@ -5,7 +5,11 @@
 // says so) and only then sent; each expected prefill rank's drain-ACK for this exact
 // (room, generation, token) counts once; destination pages go back to the ledger only when
 // every expected rank has drain-ACKed. A deadline that passes quarantines the pages (they
-// stay owned and are never reused) and never frees them; a late ACK still heals it.
+// stay owned, under a quarantined ledger lease, and are never reused) and never frees them;
+// a late ACK still heals it. A prefill rank that dies (peer_liveness says lost) never ACKs:
+// decode aborts what still waits for it and quarantines the pages, because its posted writes
+// may still land; it counts the dead rank as drained only once the transport confirms the
+// connection torn down, and then confirms the quarantine and frees.
 //
 // Single-threaded per rank: the decode scheduler and the decode receiver thread call in turn.
 #include <cstdint>
@@ -25,6 +29,7 @@ struct decode_ports {
   messenger& control;
   const clock& time;
   event_sink& events;
+  const peer_liveness& peers;
 };
 
 struct decode_state {
@@ -45,6 +50,9 @@ class decode_receiver {
   void abort(room_key key, std::optional<std::uint64_t> deadline_us);
   void on_message(const control_message& message);
   void check_deadlines();
+  // Polls peer liveness: aborts and quarantines what a lost prefill rank may still write,
+  // counts a torn-down one as drained.
+  void check_peers();
   // Every prefill rank reported its chunks done (the caller verifies the data, then completes).
   bool transfer_complete(room_key key) const;
   void complete(room_key key);
@@ -64,10 +72,20 @@ class decode_receiver {
     std::set<rank_id> acked;
     std::set<rank_id> ready;
     std::optional<std::uint64_t> deadline_us;
+    std::set<rank_id> lost;       // expected ranks that died while this request waited for them
+    std::set<rank_id> torn_down;  // of those, the ones whose transport confirmed the teardown
+    std::optional<lease_id> quarantine;  // the pages, held out of reuse until it is confirmed
   };
 
   void arm_and_send_abort(room_key key, std::optional<std::uint64_t> deadline_us);
   void on_ack(const control_message& ack);
+  void on_peer_lost(room_key key, rank_id peer, peer_state state);
+  void count_teardown(room_key key, rank_id peer);
+  void hold_pages(room_key key);
+  // Every expected rank drain-ACKed or was torn down.
+  bool settled(const request& r) const;
+  std::uint32_t settled_count(const request& r) const;
+  void finish_abort(room_key key);
   void release(room_key key, release_reason reason, request_outcome outcome);
   void emit(event_body body);
 

@@ -147,6 +147,17 @@ struct describer {
     out << "prefetch_drained " << to_string(e.key)
         << (e.read_completed ? " read=completed" : " read=failed");
   }
+  void operator()(const peer_death_handled& e) const {
+    out << "peer_death_handled " << to_string(e.key) << " peer=" << e.peer
+        << " action=" << to_string(e.action);
+  }
+  void operator()(const teardown_counted& e) const {
+    out << "teardown_counted " << to_string(e.key) << " peer=" << e.peer << " " << e.settled
+        << "/" << e.expected;
+  }
+  void operator()(const transfer_unconfirmed& e) const {
+    out << "transfer_unconfirmed " << to_string(e.key) << " lease=" << e.lease;
+  }
 };
 
 }  // namespace
@@ -163,6 +174,8 @@ const char* to_string(release_reason reason) {
       return "deadline";
     case release_reason::local_failure:
       return "local_failure";
+    case release_reason::acks_and_teardowns:
+      return "acks_and_teardowns";
   }
   return "unknown";
 }
@@ -209,6 +222,18 @@ const char* to_string(host_page_owner owner) {
       return "scheduler";
     case host_page_owner::io_thread:
       return "io_thread";
+  }
+  return "unknown";
+}
+
+const char* to_string(peer_death_action action) {
+  switch (action) {
+    case peer_death_action::quarantined:
+      return "quarantined";
+    case peer_death_action::already_torn_down:
+      return "already_torn_down";
+    case peer_death_action::released:
+      return "released";
   }
   return "unknown";
 }

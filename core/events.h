@@ -167,6 +167,9 @@ enum class release_reason : std::uint8_t {
   all_acks,        // every expected rank drain-ACKed the abort
   deadline,        // a deadline expired (only historical variants release here)
   local_failure,   // a failure decode did not initiate (only historical variants)
+  // Every expected rank drained: a drain-ACK from each live one, and from each lost one the
+  // transport's confirmation that its connection is torn down (nothing of it lands any more).
+  acks_and_teardowns,
 };
 // A side gave back the request's pages to its ledger.
 struct request_pages_released {
@@ -185,6 +188,35 @@ enum class request_outcome : std::uint8_t { succeeded, aborted, failed };
 struct request_finished {
   room_key key;
   request_outcome outcome = request_outcome::succeeded;
+};
+
+// --- peer death and unconfirmed transports ---------------------------------------------------
+enum class peer_death_action : std::uint8_t {
+  quarantined,        // the request's pages stay out of reuse until the transport confirms
+  already_torn_down,  // the transport had confirmed already: nothing of the peer can land
+  released,           // freed at once (only the historical B8)
+};
+// Decode learned (core/ports.h peer_liveness) that `peer`, which request `key` still waits
+// for, is lost, and what it did about the request.
+struct peer_death_handled {
+  room_key key;
+  rank_id peer = 0;
+  peer_death_action action = peer_death_action::quarantined;
+};
+// Decode counts a lost peer as drained for `key`: the transport confirmed its connection torn
+// down. `settled` counts drain-ACKs and teardowns together, of `expected` ranks.
+struct teardown_counted {
+  room_key key;
+  rank_id peer = 0;
+  std::uint32_t settled = 0;
+  std::uint32_t expected = 0;
+};
+// Prefill: the transport gave up waiting for a copy of `key` it cannot say has stopped
+// (DOMAIN.md B12). The chunk's source lease is quarantined and the request fails; the pages
+// stay out of reuse and no drain-ACK goes out until a later poll confirms the copy's end.
+struct transfer_unconfirmed {
+  room_key key;
+  lease_id lease = 0;
 };
 
 // --- HiCache prefetch abort coordination --------------------------------------------------
@@ -243,7 +275,8 @@ using event_body =
                  request_pages_released, deadline_expired, request_finished,
                  prefetch_registered, prefetch_erased, prefetch_classified, prefetch_agreed,
                  prefetch_revoked, host_pages_allocated, host_pages_freed, prefetch_lock_taken,
-                 prefetch_lock_released, prefetch_drained>;
+                 prefetch_lock_released, prefetch_drained, peer_death_handled, teardown_counted,
+                 transfer_unconfirmed>;
 
 struct event {
   rank_id rank = 0;  // the rank whose component decided
@@ -256,6 +289,7 @@ const char* to_string(deadline_action action);
 const char* to_string(request_outcome outcome);
 const char* to_string(prefetch_state state);
 const char* to_string(host_page_owner owner);
+const char* to_string(peer_death_action action);
 
 // One readable line, e.g. "rank 1 lease_started lease=3 room 7/gen 0 destination [4,5]".
 std::string describe(const event& e);

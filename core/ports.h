@@ -76,6 +76,22 @@ class transfer_engine {
   virtual bool cancel(transfer_handle handle) = 0;
 };
 
+// What a rank knows of a peer it exchanges KV with, as a real engine learns it in two steps.
+// First the peer is *lost*: its heartbeat stops or its control connection errors (SGLang's
+// bootstrap heartbeat; Mooncake's transfer status turning to a failure). A lost peer's
+// one-sided writes already posted to the NIC may still land in our pages. Then the transport
+// confirms the connection *torn down* (Mooncake's and NIXL's connection teardown / error
+// state of the queue pair): from then on no byte of that peer lands any more. Only the
+// second allows reusing pages the peer was writing. A peer never comes back.
+enum class peer_state : std::uint8_t { alive, lost, torn_down };
+
+class peer_liveness {
+ public:
+  virtual ~peer_liveness() = default;
+  // Polled by the scheduler's event loop; never blocks.
+  virtual peer_state state(rank_id peer) const = 0;
+};
+
 // HiCache L3 storage reads into host pages for a prefetch.
 using storage_handle = std::uint64_t;
 

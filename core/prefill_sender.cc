@@ -70,8 +70,26 @@ bool prefill_sender::send_chunk(room_key key, rank_id decode_rank,
 void prefill_sender::release_chunk(room_key key, chunk& c) {
   if (c.released) return;
   c.released = true;
-  (void)state_.ledger.end_lease(c.lease);
+  // A quarantined lease ends only by the transport's confirmation: every future of the chunk
+  // has since reported a terminal state (or, in historical variants, was given up).
+  if (c.quarantined) {
+    (void)state_.ledger.confirm_quarantine(c.lease);
+  } else {
+    (void)state_.ledger.end_lease(c.lease);
+  }
   (void)state_.lifetimes.release(key);
+}
+
+// The transport gave up waiting but cannot say the copy stopped (Mooncake's synchronous wait
+// returning at its deadline while the executor still writes). The request has failed (as a
+// real engine reports it), but the source pages stay leased, quarantined, and the chunk stays
+// in flight, so neither a free nor a drain-ACK goes out before a later poll sees the end.
+void prefill_sender::quarantine_chunk(room_key key, chunk& c) {
+  if (c.quarantined || c.released) return;
+  c.quarantined = true;
+  (void)state_.ledger.quarantine(c.lease);
+  emit(transfer_unconfirmed{key, c.lease});
+  fail(key);
 }
 
 void prefill_sender::poll() {
@@ -88,10 +106,11 @@ void prefill_sender::poll() {
         if (outcome == transfer_poll::timed_out_unconfirmed && variant_.has(bug::b12_deadline_release)) {
           failed = true;  // historical: the deadline's -1 taken as "the copy is over"
         }
-        if (outcome == transfer_poll::in_flight ||
-            (outcome == transfer_poll::timed_out_unconfirmed && !failed)) {
+        if (outcome == transfer_poll::timed_out_unconfirmed && !failed) {
+          quarantine_chunk(key, c);
           continue;  // not terminal: whatever the transport says, bytes may still move
         }
+        if (outcome == transfer_poll::in_flight) continue;
         c.ended[si] = true;
         if (failed) {
           c.failed = true;

@@ -70,7 +70,8 @@ class prefill_sender {
     std::vector<transfer_handle> siblings;
     std::vector<bool> ended;
     bool failed = false;
-    bool released = false;  // lease and admission given back
+    bool released = false;     // lease and admission given back
+    bool quarantined = false;  // a future timed out unconfirmed: the lease waits for its end
   };
   struct ack_target {
     rank_id decode_rank = 0;
@@ -87,6 +88,7 @@ class prefill_sender {
   };
 
   void release_chunk(room_key key, chunk& c);
+  void quarantine_chunk(room_key key, chunk& c);
   void send_due_acks(room_key key);
   void send_ack(room_key key, const ack_target& target);
   void forget_if_done(room_key key);

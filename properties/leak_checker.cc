@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace kvsim::properties {
@@ -98,6 +99,7 @@ rank_leak leak_of(core::rank_id rank, const rank_view& view) {
 }  // namespace
 
 std::optional<sim::finding> leak_checker::observe(const sim::sim_event& e, std::size_t index) {
+  if (const auto* stopped = std::get_if<sim::rank_stopped>(&e.body)) stopped_.insert(stopped->rank);
   ownership_.observe(e, index);
   if (const auto* audit = std::get_if<sim::core_audited>(&e.body); audit && !audit->held.empty()) {
     held_.emplace_back(index, *audit);
@@ -109,6 +111,7 @@ std::optional<sim::finding> leak_checker::at_quiescence() {
   sim::finding found{"I8", "I8: at quiescence ", {}, {}};
   bool first = true;
   for (const auto& [rank, view] : ownership_.ranks()) {
+    if (stopped_.contains(rank)) continue;
     rank_leak leak = leak_of(rank, view);
     if (leak.summary.empty()) continue;
     found.message += (first ? "" : "; ") + leak.summary;
@@ -117,6 +120,7 @@ std::optional<sim::finding> leak_checker::at_quiescence() {
     found.evidence.insert(found.evidence.end(), leak.evidence.begin(), leak.evidence.end());
   }
   for (const auto& [index, audit] : held_) {
+    if (stopped_.contains(audit.rank)) continue;  // a dead rank's memory went with it
     found.message += (first ? "" : "; ") + std::string("rank ") + std::to_string(audit.rank) +
                      "'s " + audit.component + " still holds " + audit.held.front() +
                      (audit.held.size() > 1 ? " (and " + std::to_string(audit.held.size() - 1) +

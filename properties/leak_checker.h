@@ -8,8 +8,11 @@
 // lease, in log order; one details line per leaked page or lease says how it was left.
 // What the world's audit at quiescence (sim::core_audited) says a core component still holds
 // (a room a sender never forgot, a status kept, a request decode never finished) leaks too.
+// A rank that stopped (peer death, sim rank_stopped) is not judged: its memory went with it.
+// The survivors are, and a quarantine they hold for a dead peer must have been confirmed.
 #include <cstddef>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -30,6 +33,7 @@ class leak_checker : public sim::checker {
  private:
   page_ownership ownership_;
   std::vector<std::pair<std::size_t, sim::core_audited>> held_;  // audits that hold something
+  std::set<core::rank_id> stopped_;
 };
 
 }  // namespace kvsim::properties

@@ -1,6 +1,7 @@
 #include "properties/liveness_checker.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <string>
 #include <variant>
@@ -42,9 +43,14 @@ std::string liveness_checker::request_text(const rank_room& who, const request& 
 std::optional<sim::finding> liveness_checker::observe(const sim::sim_event& e, std::size_t index) {
   // Overdue before this event counts: a request_finished that comes too late still fires.
   if (auto found = check_deadlines(e, index)) return found;
+  if (const auto* stopped = std::get_if<sim::rank_stopped>(&e.body)) {
+    forget_rank(stopped->rank);
+    return std::nullopt;
+  }
   const auto* decided = std::get_if<sim::core_decided>(&e.body);
   if (decided == nullptr) return std::nullopt;
   const core::rank_id rank = decided->what.rank;
+  if (stopped_.contains(rank)) return std::nullopt;  // a dead rank's last decisions owe nothing
   const event_mark at{e.step, index};
   const core::event_body& body = decided->what.body;
   if (const auto* allocated = std::get_if<core::pages_allocated>(&body)) {
@@ -61,6 +67,15 @@ std::optional<sim::finding> liveness_checker::observe(const sim::sim_event& e, s
     it->second.finished = true;  // one never started stays finished: it cannot start later
   }
   return std::nullopt;
+}
+
+// A rank that died (peer death) owes no request: what it had started died with it. The
+// survivors' requests are still judged.
+void liveness_checker::forget_rank(core::rank_id rank) {
+  stopped_.insert(rank);
+  for (auto it = unfinished_.begin(); it != unfinished_.end();) {
+    it = std::get<1>(*it) == rank ? unfinished_.erase(it) : std::next(it);
+  }
 }
 
 std::optional<sim::finding> liveness_checker::check_deadlines(const sim::sim_event& e,

@@ -54,11 +54,13 @@ class liveness_checker : public sim::checker {
              std::uint64_t time_us);
   std::optional<sim::finding> check_deadlines(const sim::sim_event& e, std::size_t index) const;
   std::string request_text(const rank_room& who, const request& r) const;
+  void forget_rank(core::rank_id rank);
 
   std::uint64_t heal_from_us_;
   std::uint64_t bound_us_;
   std::map<rank_room, request> requests_;
   std::set<due> unfinished_;  // by deadline, then rank and request: deterministic
+  std::set<core::rank_id> stopped_;  // ranks that died: not judged any more
 };
 
 }  // namespace kvsim::properties

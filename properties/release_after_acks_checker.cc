@@ -18,6 +18,10 @@ std::string missing_text(const std::vector<core::rank_id>& missing) {
 
 std::optional<sim::finding> release_after_acks_checker::observe(const sim::sim_event& e,
                                                                 std::size_t index) {
+  if (const auto* torn = std::get_if<sim::transport_torn_down>(&e.body)) {
+    torn_down_.insert(torn->rank);
+    return std::nullopt;
+  }
   const auto* decided = std::get_if<sim::core_decided>(&e.body);
   if (decided == nullptr) return std::nullopt;
   const core::rank_id rank = decided->what.rank;
@@ -38,6 +42,14 @@ std::optional<sim::finding> release_after_acks_checker::observe(const sim::sim_e
       // A real ACK heals a count that was not: the rank has drained after all.
       if (!fresh && real && !it->second.sent) it->second = counted_ack{at, true};
     }
+  } else if (const auto* teardown = std::get_if<core::teardown_counted>(&body)) {
+    const auto abort = armed_.find({rank, teardown->key});
+    if (abort != armed_.end()) {
+      const bool real = torn_down_.contains(teardown->peer);
+      auto [it, fresh] =
+          abort->second.counted.try_emplace(teardown->peer, counted_ack{at, real, true});
+      if (!fresh && real && !it->second.sent) it->second = counted_ack{at, true, true};
+    }
   } else if (const auto* freed = std::get_if<core::page_freed>(&body)) {
     return check_free(*freed, rank, at);
   } else if (const auto* released = std::get_if<core::request_pages_released>(&body)) {
@@ -56,6 +68,12 @@ release_after_acks_checker::verdict release_after_acks_checker::judge(
     if (counted == abort.counted.end()) {
       v.missing.push_back(expected);
       v.details.push_back(who + ": no drain-ACK counted");
+    } else if (!counted->second.sent && counted->second.teardown) {
+      v.missing.push_back(expected);
+      v.details.push_back(who + "'s teardown counted at step " +
+                          std::to_string(counted->second.at.step) + " does not count: " + who +
+                          "'s transport had not confirmed it torn down");
+      v.evidence.push_back(counted->second.at.index);
     } else if (!counted->second.sent) {
       v.missing.push_back(expected);
       v.details.push_back(who + "'s drain-ACK counted at step " +
@@ -64,8 +82,8 @@ release_after_acks_checker::verdict release_after_acks_checker::judge(
                           std::to_string(decode_rank));
       v.evidence.push_back(counted->second.at.index);
     } else {
-      v.details.push_back(who + "'s drain-ACK counted at step " +
-                          std::to_string(counted->second.at.step));
+      v.details.push_back(who + (counted->second.teardown ? "'s teardown" : "'s drain-ACK") +
+                          " counted at step " + std::to_string(counted->second.at.step));
     }
   }
   return v;
@@ -103,9 +121,13 @@ std::optional<sim::finding> release_after_acks_checker::check_free(const core::p
 
 std::optional<sim::finding> release_after_acks_checker::check_release(
     const core::request_pages_released& released, core::rank_id rank, event_mark at) const {
-  if (released.reason != core::release_reason::all_acks) return std::nullopt;
+  const bool all_acks = released.reason == core::release_reason::all_acks;
+  if (!all_acks && released.reason != core::release_reason::acks_and_teardowns) {
+    return std::nullopt;
+  }
   const std::string head = "I3: rank " + std::to_string(rank) + " released the pages of " +
-                           core::to_string(released.key) + " for all_acks at step " +
+                           core::to_string(released.key) + " for " +
+                           core::to_string(released.reason) + " at step " +
                            std::to_string(at.step);
   const std::string reported = std::to_string(released.acks_received) + " of " +
                                std::to_string(released.acks_expected) + " drain-ACKs received";
@@ -121,7 +143,7 @@ std::optional<sim::finding> release_after_acks_checker::check_release(
                           std::move(v.evidence), std::move(v.details)};
     }
   }
-  if (released.acks_received < released.acks_expected) {
+  if (all_acks && released.acks_received < released.acks_expected) {
     return sim::finding{"I3", head + " with only " + reported, {at.index}, {}};
   }
   return std::nullopt;

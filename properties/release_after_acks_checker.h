@@ -13,6 +13,12 @@
 // Also fires on a request_pages_released on d for k with reason all_acks while, by the
 // events, an expected rank has not drain-ACKed, or while the release itself reports fewer
 // ACKs received than expected. A second abort_armed for k on d adds its expected ranks.
+//
+// A rank that died never drain-ACKs. Decode may count it drained by a teardown_counted
+// instead, which is real only when the transport confirmed that rank torn down before (sim
+// transport_torn_down): counting a lost peer as drained on the heartbeat alone, while its
+// posted writes may still land, fires like an ACK that was never sent. A release for
+// acks_and_teardowns is judged like one for all_acks.
 // Evidence: the arm, the release or free, and every counted ACK that did not count.
 #include <cstddef>
 #include <map>
@@ -44,6 +50,8 @@ class release_after_acks_checker : public sim::checker {
   struct counted_ack {
     event_mark at;
     bool sent = false;  // the rank had sent a drain-ACK for this request to this decode rank
+                        // (a teardown: its transport had confirmed the teardown)
+    bool teardown = false;  // counted as a torn-down peer, not as an ACK
   };
   struct armed_abort {
     event_mark armed;
@@ -65,6 +73,7 @@ class release_after_acks_checker : public sim::checker {
 
   std::map<rank_room, armed_abort> armed_;
   std::map<sent_ack, event_mark> sent_;  // first drain_ack_sent of each
+  std::set<core::rank_id> torn_down_;    // ranks whose transport confirmed the teardown
 };
 
 }  // namespace kvsim::properties

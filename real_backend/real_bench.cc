@@ -28,6 +28,7 @@
 #include "real_backend/cuda_page_pool.h"
 #include "real_backend/cuda_transfer_engine.h"
 #include "real_backend/devices.h"
+#include "real_backend/peers_in_process.h"
 #include "real_backend/steady_clock_port.h"
 
 namespace {
@@ -90,7 +91,8 @@ double through_core(const bench_options& o, real::cuda_transfer_engine& engine,
   core::page_ledger destination_ledger(1, pool_pages, sink);
   core::abort_token_issuer issuer(1, bench_key(), sink);
   core::abort_token_verifier decode_tokens(1, bench_key(), sink);
-  core::decode_receiver receiver(1, {decode_net, time, sink},
+  real::peers_in_process peers;
+  core::decode_receiver receiver(1, {decode_net, time, sink, peers},
                                  {destination_ledger, issuer, decode_tokens},
                                  core::variant::safe());
   pages = {};

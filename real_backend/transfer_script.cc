@@ -14,6 +14,7 @@
 #include "core/transfer_status_table.h"
 #include "real_backend/errors.h"
 #include "real_backend/event_log.h"
+#include "real_backend/peers_in_process.h"
 #include "real_backend/script_support.h"
 #include "real_backend/steady_clock_port.h"
 #include "real_backend/tcp_messenger.h"
@@ -132,7 +133,7 @@ class transfer_run {
         decode_ledger_(decode_rank, spec.topology.pages_per_rank, log_),
         issuer_(decode_rank, run_key(), log_),
         decode_tokens_(decode_rank, run_key(), log_),
-        receiver_(decode_rank, {decode_net_, clock_, log_},
+        receiver_(decode_rank, {decode_net_, clock_, log_, peers_},
                   {decode_ledger_, issuer_, decode_tokens_}, v),
         requests_(spec.requests.size()) {
     log_.observe([this](const core::event& e) { watch_.observe(e); });
@@ -458,6 +459,7 @@ class transfer_run {
   event_log log_;
   event_watch watch_;
   steady_clock_port clock_;
+  peers_in_process peers_;
   std::vector<std::unique_ptr<hold_gate>> gates_;  // declared first: destroyed last
   std::unique_ptr<page_memory> prefill_pages_;
   std::unique_ptr<page_memory> decode_pages_;

@@ -238,7 +238,7 @@ class scenario_parser {
     in_.only_keys(value, path,
                   {"gates", "transfer_stall", "transfer_fail", "transfer_timeout_unconfirmed",
                    "message_delay", "message_duplicate", "message_drop", "message_replay",
-                   "message_forge", "deadline_us",
+                   "message_forge", "peer_death", "deadline_us",
                    "prefetch_states"});
     fault_spec f;
     if (const json* gates = json_reader::optional(value, "gates")) {
@@ -261,6 +261,7 @@ class scenario_parser {
     flag("message_drop", f.message_drop);
     flag("message_replay", f.message_replay);
     flag("message_forge", f.message_forge);
+    flag("peer_death", f.peer_death);
     if (const json* deadline = json_reader::optional(value, "deadline_us")) {
       f.deadline_us = in_.u64(*deadline, member_path(path, "deadline_us"), 1);
     }
@@ -294,6 +295,10 @@ class scenario_parser {
   void check_prefetch_states(const scenario_spec& spec, const json* faults_json) const {
     const std::string path = "faults.prefetch_states";
     const std::size_t states = spec.faults.prefetch_states.size();
+    if (spec.kind == scenario_kind::prefetch && spec.faults.peer_death) {
+      in_.fail_field(catalogue_problem::inconsistent, "faults.peer_death",
+                     "belongs to transfer scenarios only (kind is 'prefetch')");
+    }
     if (spec.kind == scenario_kind::transfer) {
       if (states != 0) {
         in_.fail_field(catalogue_problem::inconsistent, path,

@@ -40,6 +40,7 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
   if (f.message_drop) mask |= bit(sim::fault_kind::message_drop);
   if (f.message_replay) mask |= bit(sim::fault_kind::message_replay);
   if (f.message_forge) mask |= bit(sim::fault_kind::message_forge);
+  if (f.peer_death) mask |= bit(sim::fault_kind::peer_death);
   return mask;
 }
 

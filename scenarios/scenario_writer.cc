@@ -48,6 +48,9 @@ json faults_json(const fault_spec& f) {
            {"message_forge", f.message_forge},
            {"prefetch_states", std::move(states)}};
   if (f.deadline_us) out["deadline_us"] = *f.deadline_us;
+  // Written only when on, so scenarios (and the traces that carry them) from before peer
+  // death read as they did.
+  if (f.peer_death) out["peer_death"] = true;
   return out;
 }
 

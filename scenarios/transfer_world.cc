@@ -15,6 +15,7 @@
 #include "core/transfer_status_table.h"
 #include "scenarios/core_audit.h"
 #include "sim/kv_memory.h"
+#include "sim/sim_liveness.h"
 #include "sim/sim_network.h"
 #include "sim/sim_transfer_engine.h"
 #include "sim/wait_queue.h"
@@ -33,6 +34,13 @@ constexpr std::uint64_t poll_interval_us = 5;
 constexpr std::uint64_t chunk_compute_us = 5;
 // Tags of the world's own data decisions (sim::world::choose).
 constexpr std::uint64_t choice_free_source_now = 0xf5ee;
+// Peer death: a heartbeat period (each one a chance for the rank to die), and how long the
+// transport takes to confirm a dead rank's connections torn down once its NIC went quiet.
+constexpr std::uint64_t heartbeat_us = 5;
+constexpr std::uint64_t teardown_us = 20;
+
+// Thrown in a dead prefill rank's actor at its next wait: the actor ends there.
+struct rank_died {};
 
 core::cluster_key world_key() {
   core::cluster_key key;
@@ -78,7 +86,8 @@ struct transfer_world::parts {
           ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink()),
           issuer(rank, world_key(), p.world.core_sink()),
           verifier(rank, world_key(), p.world.core_sink()),
-          receiver(rank, {p.network.endpoint(rank), p.world.clock(), p.world.core_sink()},
+          receiver(rank,
+                   {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
                    {ledger, issuer, verifier}, p.variant) {}
     sim::kv_memory memory;
     core::page_ledger ledger;
@@ -97,7 +106,9 @@ struct transfer_world::parts {
         variant(v),
         world(chooser, sim::world_config{s.step_limit, 256 * 1024,
                                          faults}),
+        liveness(world),
         network(world) {
+    network.set_liveness(liveness);
     std::map<core::room_id, core::generation_t> generations;
     for (const request_spec& r : spec.requests) keys.push_back({r.room, generations[r.room]++});
     const rank_id prefills = spec.topology.prefill_ranks;
@@ -117,8 +128,9 @@ struct transfer_world::parts {
       }
     }
     for (rank_id p : prefill_ranks) {
-      world.spawn({p, "prefill", 0}, [this, p] { prefill_scheduler(p); });
-      world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); });
+      world.spawn({p, "prefill", 0}, [this, p] { until_death([&] { prefill_scheduler(p); }); });
+      world.spawn({p, "bootstrap", 0}, [this, p] { until_death([&] { prefill_bootstrap(p); }); });
+      if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); });
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
     world.add_quiescence_audit([this] {
@@ -138,6 +150,55 @@ struct transfer_world::parts {
     });
   }
 
+  // --- peer death ----------------------------------------------------------------------
+  template <class body_fn>
+  static void until_death(body_fn body) {
+    try {
+      body();
+    } catch (const rank_died&) {
+      // The rank is dead: this actor ends here, whatever it was doing.
+    }
+  }
+
+  void stop_if_dead(rank_id p) const {
+    if (!liveness.alive(p)) throw rank_died{};
+  }
+  // The prefill rank's waits: a dead rank stops at the first of them (it may have run on
+  // since the death until here, as a process runs until the signal lands; whatever it sends
+  // meanwhile is lost), and one that dies while waiting does not wake up.
+  void prefill_wait_us(rank_id p, std::uint64_t duration_us) {
+    stop_if_dead(p);
+    world.wait_virtual(duration_us);
+    stop_if_dead(p);
+  }
+  void prefill_wait_news(rank_id p) {
+    stop_if_dead(p);
+    prefill.at(p)->news.wait();
+    stop_if_dead(p);
+  }
+
+  // The fault peer_death: at each heartbeat period the search may stop prefill rank p for
+  // good (one death per run). Its scheduler and bootstrap end at their next wait, messages
+  // to and from it are lost, and the writes its NIC has posted keep landing until it stops
+  // them (the engine's per-page choice); once none runs, the transport confirms the teardown.
+  void heartbeat(rank_id p) {
+    prefill_rank_parts& me = *prefill.at(p);
+    for (;;) {
+      if (all_decode_done()) return;
+      world.wait_virtual(heartbeat_us);
+      if (!someone_died && world.fault(sim::fault_kind::peer_death)) break;
+    }
+    someone_died = true;
+    liveness.stop(p);
+    me.engine.stop();
+    me.news.notify_all();
+    // A gate is the scenario's hold on a transfer, not the NIC's: it holds no dead rank.
+    for (auto& g : gates) g->open();
+    while (!me.engine.quiet()) world.wait_virtual(poll_interval_us);
+    world.wait_virtual(teardown_us);
+    liveness.confirm_torn_down(p);
+  }
+
   // --- prefill -------------------------------------------------------------------------
   void prefill_bootstrap(rank_id p) {
     prefill_rank_parts& me = *prefill.at(p);
@@ -152,7 +213,7 @@ struct transfer_world::parts {
         me.news.notify_all();
       }
       if (me.scheduler_done && all_decode_done()) return;
-      world.wait_virtual(poll_interval_us);
+      prefill_wait_us(p, poll_interval_us);
     }
   }
 
@@ -179,12 +240,12 @@ struct transfer_world::parts {
         source = allocated.value();
         break;
       }
-      world.wait_virtual(poll_interval_us);
+      prefill_wait_us(p, poll_interval_us);
     }
     for (std::uint32_t j = 0; j < source.size(); ++j) me.memory.write_canary(source[j], key, j);
     if (req.abort == abort_phase::before_open && req.origin == abort_origin::decode) {
       // The scenario's point: the ABORT reaches prefill before its sender for the room exists.
-      while (!me.aborts_seen.contains(key)) me.news.wait();
+      while (!me.aborts_seen.contains(key)) prefill_wait_news(p);
     }
     if (!me.sender.open(key, source)) {
       (void)me.ledger.release_all(key);
@@ -206,9 +267,9 @@ struct transfer_world::parts {
       fail_here();  // before any chunk is queued
     }
     while (me.metadata[key].size() < decode_ranks.size() && !me.lifetimes.is_closed(key)) {
-      me.news.wait();
+      prefill_wait_news(p);
     }
-    send_chunks(me, req, key, source);
+    send_chunks(p, req, key, source);
     bool source_freed = false;
     while (me.sender.in_flight(key)) {
       // With a gate, the failure lands while the gate holds the transfer (scripted);
@@ -226,7 +287,7 @@ struct transfer_world::parts {
       }
       me.sender.poll();
       read_status(p, key);
-      if (me.sender.in_flight(key)) world.wait_virtual(poll_interval_us);
+      if (me.sender.in_flight(key)) prefill_wait_us(p, poll_interval_us);
     }
     // A failure the scenario asks for always happens: if the transfers ended first, it lands
     // now, before the outcome goes out.
@@ -238,7 +299,7 @@ struct transfer_world::parts {
     while (me.sender.tracking(key)) {  // drain-ACKs still owed
       me.sender.poll();
       read_status(p, key);
-      if (me.sender.tracking(key)) world.wait_virtual(poll_interval_us);
+      if (me.sender.tracking(key)) prefill_wait_us(p, poll_interval_us);
     }
   }
 
@@ -264,8 +325,9 @@ struct transfer_world::parts {
     }
   }
 
-  void send_chunks(prefill_rank_parts& me, const request_spec& req, room_key key,
+  void send_chunks(rank_id p, const request_spec& req, room_key key,
                    const std::vector<page_index>& source) {
+    prefill_rank_parts& me = *prefill.at(p);
     const std::size_t chunks = std::max<std::size_t>(1, req.chunks);
     for (std::size_t c = 0; c < chunks; ++c) {
       const std::size_t from = c * source.size() / chunks;
@@ -278,7 +340,7 @@ struct transfer_world::parts {
         if (!me.sender.send_chunk(key, d, src, dst, req.siblings)) return;  // closed: stop
       }
       ++me.chunks_queued[key];
-      if (c + 1 < chunks) world.wait_virtual(chunk_compute_us);  // computing the next chunk
+      if (c + 1 < chunks) prefill_wait_us(p, chunk_compute_us);  // computing the next chunk
     }
   }
 
@@ -298,6 +360,7 @@ struct transfer_world::parts {
     const std::uint64_t give_up_us = world.now_us() + spec.heal_bound_us;
     while (unresolved() && world.now_us() < give_up_us) {
       receive_all(d);
+      me.receiver.check_peers();  // a dead prefill rank's teardown also ends a quarantine
       if (unresolved()) world.wait_virtual(poll_interval_us);
     }
     me.done = true;
@@ -409,8 +472,9 @@ struct transfer_world::parts {
     const room_key key = keys[r];
     while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) {
       // The pool is full: keep the event loop running, so that a late drain-ACK of an
-      // earlier request can give its pages back.
+      // earlier request (or a dead prefill rank's teardown) can give its pages back.
       receive_all(d);
+      me.receiver.check_peers();
       world.wait_virtual(poll_interval_us);
     }
     me.receiver.publish(key);
@@ -443,6 +507,7 @@ struct transfer_world::parts {
       // request nobody aborts is only slow: it resumes too.
       if ((!req.abort || me.receiver.aborting(key)) && gate_waiting(r)) open_gates_of(r);
       me.receiver.check_deadlines();
+      me.receiver.check_peers();
       world.wait_virtual(poll_interval_us);
     }
   }
@@ -450,6 +515,7 @@ struct transfer_world::parts {
   scenario_spec spec;
   core::variant variant;
   sim::world world;
+  sim::sim_liveness liveness;
   sim::sim_network network;
   std::vector<room_key> keys;
   std::vector<rank_id> prefill_ranks;
@@ -457,6 +523,7 @@ struct transfer_world::parts {
   std::map<rank_id, std::unique_ptr<prefill_rank_parts>> prefill;
   std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
   std::vector<std::unique_ptr<sim::gate>> gates;
+  bool someone_died = false;  // one peer death per run
 };
 
 transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,

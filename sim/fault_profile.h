@@ -21,8 +21,9 @@ enum class fault_kind : std::uint8_t {
   abort,                       // a scenario's abort fires at its phase
   message_replay,              // an adversary replays an earlier message to the same rank
   message_forge,               // an adversary sends a tampered copy of a message with a token
+  peer_death,                  // a prefill rank stops for good (its transport confirms later)
 };
-inline constexpr std::size_t fault_kind_count = 9;
+inline constexpr std::size_t fault_kind_count = 10;
 
 const char* to_string(fault_kind kind);
 std::optional<fault_kind> fault_kind_from_string(std::string_view name);

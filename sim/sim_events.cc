@@ -140,6 +140,13 @@ struct describer {
   void operator()(const gate_changed& e) const {
     out << "gate_changed gate=" << one_line(e.gate) << " " << (e.open ? "open" : "closed");
   }
+  void operator()(const rank_stopped& e) const { out << "rank_stopped rank=" << e.rank; }
+  void operator()(const transport_torn_down& e) const {
+    out << "transport_torn_down rank=" << e.rank;
+  }
+  void operator()(const message_lost& e) const {
+    out << "message_lost message=" << e.message << " to=" << e.to;
+  }
 };
 
 }  // namespace

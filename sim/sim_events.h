@@ -197,13 +197,28 @@ struct status_read {
   std::optional<core::kv_status> status;  // empty: the table has no status for the room
 };
 
+// Peer death (sim_liveness.h): `rank` stopped for good; its actors end, messages to and from
+// it are lost, its posted transfers may still write until the transport is torn down.
+struct rank_stopped {
+  core::rank_id rank = 0;
+};
+// The transport confirms dead `rank`'s connections torn down: nothing of it lands any more.
+struct transport_torn_down {
+  core::rank_id rank = 0;
+};
+// A message lost for good: its sender or its receiver is dead (no reconnect resends it).
+struct message_lost {
+  message_id message = 0;
+  core::rank_id to = 0;
+};
+
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
                  transfer_timed_out, page_written, page_read, storage_read_started,
                  storage_page_written, storage_read_ended, message_sent, message_delivered,
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
-                 core_audited, status_read>;
+                 core_audited, status_read, rank_stopped, transport_torn_down, message_lost>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

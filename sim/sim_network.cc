@@ -94,6 +94,10 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
   message.from = from;
   const message_id id = next_message_++;
   world_.emit(message_sent{id, from, to, message.kind, message.key});
+  if (!connected(from, to)) {
+    world_.emit(message_lost{id, to});
+    return;
+  }
   // The control plane runs over TCP (ZMQ in SGLang, Mooncake's RPC): a message is not lost
   // for good, but a dropped connection loses what was in flight and the sender resends it
   // after reconnecting, late and out of order with everything sent meanwhile.
@@ -118,6 +122,10 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
 void sim_network::deliver(message_id id, core::rank_id to, const core::control_message& message,
                           std::uint64_t delay_us) {
   world_.post(delay_us, [this, id, to, message] {
+    if (!connected(message.from, to)) {
+      world_.emit(message_lost{id, to});
+      return;
+    }
     box(to).messages.push_back(message);
     world_.emit(message_delivered{id, to});
     box(to).waiters->notify_all();
@@ -144,6 +152,10 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
                                    : 0;
     inject(forged(message, how, byte));
   }
+}
+
+bool sim_network::connected(core::rank_id from, core::rank_id to) const {
+  return liveness_ == nullptr || (liveness_->alive(from) && liveness_->alive(to));
 }
 
 core::control_message sim_network::receive(core::rank_id rank) {

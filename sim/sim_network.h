@@ -7,7 +7,9 @@
 // (from an earlier generation of a reused room, say) or send a tampered copy of a message
 // that carries an abort token (MAC bit flipped, generation, nonce, issuer or room changed,
 // edge values 0 and max, token stripped): the verifier, tombstones and generation checks are
-// attacked in every search whose scenario allows it, not only in unit tests.
+// attacked in every search whose scenario allows it, not only in unit tests. With a liveness
+// model (peer death), a message whose sender or receiver is dead when it is sent or due is
+// lost for good: the connection is gone, nobody resends it.
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -15,6 +17,7 @@
 #include <optional>
 
 #include "core/ports.h"
+#include "sim/sim_liveness.h"
 #include "sim/wait_queue.h"
 #include "sim/world.h"
 
@@ -29,6 +32,8 @@ class sim_network {
   core::messenger& endpoint(core::rank_id rank);
   // Non-blocking receive for actors that poll several sources.
   std::optional<core::control_message> try_receive(core::rank_id rank);
+  // Who is alive (peer death); without one, every rank is.
+  void set_liveness(const sim_liveness& liveness) { liveness_ = &liveness; }
 
  private:
   class endpoint_port;
@@ -43,12 +48,14 @@ class sim_network {
   void attack(core::rank_id to, const core::control_message& message);
   core::control_message receive(core::rank_id rank);
   mailbox& box(core::rank_id rank);
+  bool connected(core::rank_id from, core::rank_id to) const;
 
   world& world_;
   std::map<core::rank_id, mailbox> mailboxes_;
   std::map<core::rank_id, std::unique_ptr<endpoint_port>> ports_;
   std::map<core::rank_id, std::deque<core::control_message>> sent_to_;  // for replays
   message_id next_message_ = 1;
+  const sim_liveness* liveness_ = nullptr;
 };
 
 }  // namespace kvsim::sim

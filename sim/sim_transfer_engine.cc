@@ -6,6 +6,8 @@ namespace kvsim::sim {
 namespace {
 
 constexpr std::uint64_t stall_us = 50;
+// Tag of the data choice "a dead rank's NIC still writes this page (1) or has stopped (0)".
+constexpr std::uint64_t dead_nic_writes_tag = 0xdead1c;
 
 // Transfer ids are unique in a world: the source rank in the high bits.
 transfer_id global_id(core::rank_id rank, core::transfer_handle handle) {
@@ -28,6 +30,10 @@ core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& 
   world_.emit(transfer_submitted{global_id(rank_, handle), request.owner, rank_,
                                  request.destination_rank, request.source_pages,
                                  request.destination_pages});
+  if (stopped_) {  // a dead rank posts nothing new
+    end(handle, core::transfer_poll::failed);
+    return handle;
+  }
   world_.spawn(actor_name{rank_, "transfer", static_cast<std::uint32_t>(handle)},
                [this, handle] { execute(handle); });
   return handle;
@@ -38,6 +44,9 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     world_.step();
     transfer_record& t = transfers_.at(handle);
     if (t.cancelled) return end(handle, core::transfer_poll::failed);
+    if (stopped_ && world_.choose(dead_nic_writes_tag, 2) == 0) {
+      return end(handle, core::transfer_poll::failed);
+    }
     t.started = true;
     if (t.pages_copied == t.request.source_pages.size()) {
       return end(handle, core::transfer_poll::succeeded);
@@ -98,6 +107,13 @@ core::transfer_poll sim_transfer_engine::wait(core::transfer_handle handle) {
   const wait_reason reason{wait_kind::transfer_end, "", handle, rank_, 0};
   while (transfers_.at(handle).state == core::transfer_poll::in_flight) ended_.wait(reason);
   return transfers_.at(handle).state;
+}
+
+bool sim_transfer_engine::quiet() const {
+  for (const auto& [handle, t] : transfers_) {
+    if (t.state == core::transfer_poll::in_flight) return false;
+  }
+  return true;
 }
 
 void sim_transfer_engine::hold(core::room_key owner, gate& g, std::uint32_t before_page) {

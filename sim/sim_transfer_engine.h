@@ -4,8 +4,11 @@
 // writing the real destination bytes, so a transfer that outlives its pages' ownership
 // corrupts real data. Faults from the run's profile: a copy step stalls (virtual time
 // passes), the transfer fails part-way (each sibling draws its own fate), or a poll answers
-// "timed out" while the copy still runs (Mooncake's sync wrapper, DOMAIN.md B12). Like
-// Mooncake, there is no cancel of a transfer that has started.
+// "timed out" while the copy still runs (Mooncake's sync wrapper, DOMAIN.md B12); a later
+// poll answers the copy's real end, which is the transport's confirmation. Like Mooncake,
+// there is no cancel of a transfer that has started. When the rank dies (stop), the writes
+// its NIC already has keep landing page by page until it stops them (the search decides when,
+// per page); once none runs any more the transport can confirm the teardown (quiet).
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -37,6 +40,10 @@ class sim_transfer_engine final : public core::transfer_engine {
   // when `before_page` pages of the request have reached that destination rank, over all of
   // its chunks and sibling transfers (so a gate can sit in a later chunk).
   void hold(core::room_key owner, gate& g, std::uint32_t before_page);
+  // The rank died: nothing new starts; what runs may write a few pages more, then stops.
+  void stop() { stopped_ = true; }
+  // No transfer of this engine is running.
+  bool quiet() const;
 
  private:
   struct transfer_record {
@@ -62,6 +69,7 @@ class sim_transfer_engine final : public core::transfer_engine {
   std::map<std::pair<core::room_key, core::rank_id>, std::uint32_t> request_pages_copied_;
   wait_queue ended_;
   core::transfer_handle next_handle_ = 1;
+  bool stopped_ = false;
 };
 
 }  // namespace kvsim::sim

@@ -163,10 +163,13 @@ const char* category_of(const sim_event_body& body) {
                                 storage_read_ended>) {
           return "storage";
         }
-        if constexpr (is_one_of<T, message_sent, message_delivered, message_dropped>) {
+        if constexpr (is_one_of<T, message_sent, message_delivered, message_dropped,
+                                message_lost>) {
           return "message";
         }
-        if constexpr (std::is_same_v<T, fault_fired>) return "fault";
+        if constexpr (is_one_of<T, fault_fired, rank_stopped, transport_torn_down>) {
+          return "fault";
+        }
         if constexpr (std::is_same_v<T, gate_changed>) return "gate";
         return "other";
       },

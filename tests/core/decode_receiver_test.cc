@@ -9,6 +9,7 @@ namespace kvsim::core {
 namespace {
 
 using testing::fake_clock;
+using testing::fake_liveness;
 using testing::fake_messenger;
 using testing::recording_sink;
 
@@ -26,7 +27,7 @@ cluster_key test_key() {
 class DecodeReceiver : public ::testing::Test {
  protected:
   explicit DecodeReceiver(variant v = variant::safe())
-      : receiver(decode_rank, {control, clock, sink}, {ledger, issuer, verifier}, v) {}
+      : receiver(decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier}, v) {}
 
   void start_and_abort(std::optional<std::uint64_t> deadline_us = std::nullopt) {
     ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
@@ -43,6 +44,7 @@ class DecodeReceiver : public ::testing::Test {
   recording_sink sink;
   fake_messenger control;
   fake_clock clock;
+  fake_liveness peers;
   page_ledger ledger{decode_rank, 8, sink};
   abort_token_issuer issuer{decode_rank, test_key(), sink};
   abort_token_verifier verifier{decode_rank, test_key(), sink};
@@ -110,6 +112,82 @@ TEST_F(DecodeReceiver, ACompletedRequestReleasesAsCompleted) {
   EXPECT_EQ(sink.last<request_finished>()->outcome, request_outcome::succeeded);
 }
 
+// --- peer death ----------------------------------------------------------------------------
+
+TEST_F(DecodeReceiver, ALostPrefillRankAbortsTheRequestAndQuarantinesItsPages) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  peers.states[0] = peer_state::lost;
+  receiver.check_peers();
+  EXPECT_TRUE(receiver.aborting(request));
+  EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u) << "the survivors must drain too";
+  EXPECT_EQ(sink.last<peer_death_handled>()->action, peer_death_action::quarantined);
+  ASSERT_TRUE(sink.last<lease_quarantined>().has_value());
+  EXPECT_EQ(sink.last<lease_quarantined>()->pages, receiver.pages(request));
+  EXPECT_EQ(ledger.quarantined_page_count(), 3u);
+  // The survivor drains, but the dead rank's posted writes may still land: nothing is freed.
+  receiver.on_message(ack_from(1));
+  receiver.check_peers();
+  EXPECT_EQ(ledger.free_count(), 5u);
+  EXPECT_FALSE(receiver.finished(request));
+  EXPECT_EQ(sink.count<peer_death_handled>(), 1u) << "a loss is handled once per request";
+}
+
+TEST_F(DecodeReceiver, TheTransportsTeardownConfirmsTheQuarantineAndFrees) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  peers.states[0] = peer_state::lost;
+  receiver.check_peers();
+  peers.states[0] = peer_state::torn_down;
+  receiver.check_peers();
+  EXPECT_EQ(sink.last<teardown_counted>()->settled, 1u);
+  EXPECT_EQ(ledger.free_count(), 5u) << "rank 1 has not drained yet";
+  receiver.on_message(ack_from(1));
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(ledger.quarantined_page_count(), 0u);
+  EXPECT_EQ(sink.count<quarantine_confirmed>(), 1u);
+  EXPECT_EQ(sink.last<request_pages_released>()->reason, release_reason::acks_and_teardowns);
+}
+
+TEST_F(DecodeReceiver, ARankTornDownBeforeTheRequestNeedsNoQuarantine) {
+  peers.states[0] = peer_state::torn_down;
+  peers.states[1] = peer_state::torn_down;
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.check_peers();
+  EXPECT_EQ(sink.last<peer_death_handled>()->action, peer_death_action::already_torn_down);
+  EXPECT_EQ(sink.count<lease_quarantined>(), 0u);
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_EQ(ledger.free_count(), 8u);
+}
+
+TEST_F(DecodeReceiver, ARankThatReportedItsChunksBeforeDyingDoesNotAbortTheRequest) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  peers.states[0] = peer_state::lost;
+  receiver.check_peers();
+  EXPECT_FALSE(receiver.aborting(request));
+  receiver.on_message(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
+  EXPECT_TRUE(receiver.transfer_complete(request));
+}
+
+TEST_F(DecodeReceiver, ADeadlineQuarantineIsALedgerQuarantineThatATeardownConfirms) {
+  start_and_abort(100);
+  receiver.on_message(ack_from(1));
+  clock.now = 150;
+  receiver.check_deadlines();
+  EXPECT_TRUE(receiver.quarantined(request));
+  EXPECT_EQ(ledger.quarantined_page_count(), 3u);
+  peers.states[0] = peer_state::lost;
+  receiver.check_peers();
+  EXPECT_EQ(sink.count<lease_quarantined>(), 1u) << "one quarantine per request";
+  peers.states[0] = peer_state::torn_down;
+  receiver.check_peers();
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(sink.count<quarantine_confirmed>(), 1u);
+}
+
 struct historical : DecodeReceiver {
   explicit historical(bug b) : DecodeReceiver(variant::with(b)) {}
 };
@@ -138,6 +216,15 @@ TEST_F(DecodeReceiverB8, HistoricalPrefillFailureReleasesAtOnce) {
                                       kv_status::failed});
   EXPECT_EQ(ledger.free_count(), 8u);
   EXPECT_TRUE(control.of_kind(control_kind::abort).empty());
+}
+
+TEST_F(DecodeReceiverB8, HistoricalLostHeartbeatFreesWhileTheDeadRanksWritesMayLand) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  peers.states[0] = peer_state::lost;
+  receiver.check_peers();
+  EXPECT_EQ(sink.last<peer_death_handled>()->action, peer_death_action::released);
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(sink.count<lease_quarantined>(), 0u);
 }
 
 TEST_F(DecodeReceiverB11, HistoricalStaleAckCountsForTheNewRequest) {

@@ -105,6 +105,30 @@ TEST_F(PrefillSender, ATimedOutPollIsNotTheEndOfTheCopy) {
   EXPECT_EQ(ledger.free_count(), 4u);
 }
 
+TEST_F(PrefillSender, ATimeoutWithoutConfirmationQuarantinesTheLeaseUntilTheCopyEnds) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  transfers.end(1, transfer_poll::timed_out_unconfirmed);
+  sender.poll();
+  sender.poll();  // the transport times out again: one quarantine
+  ASSERT_EQ(sink.count<transfer_unconfirmed>(), 1u);
+  EXPECT_EQ(sink.count<lease_quarantined>(), 1u);
+  EXPECT_EQ(ledger.quarantined_page_count(), 4u);
+  EXPECT_EQ(statuses.get(request), kv_status::failed) << "the transport reported a failure";
+  sender.finish(request);
+  EXPECT_EQ(ledger.free_count(), 4u) << "the copy may still read the source";
+  EXPECT_TRUE(control.of_kind(control_kind::abort_ack).empty()) << "no drain-ACK before it ends";
+  // A later poll sees the copy's real end: that is the transport's confirmation.
+  transfers.end(1, transfer_poll::succeeded);
+  sender.poll();
+  EXPECT_EQ(sink.count<quarantine_confirmed>(), 1u);
+  EXPECT_EQ(sink.count<lease_ended>(), 0u);
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(control.of_kind(control_kind::abort_ack).size(), 1u);
+  EXPECT_FALSE(sender.tracking(request));
+}
+
 TEST_F(PrefillSender, AnAbortBeforeOpenLeavesATombstoneAndIsAcknowledgedAtOnce) {
   sender.on_abort(abort_from(decode_rank, decode_tokens));
   EXPECT_EQ(control.of_kind(control_kind::abort_ack).size(), 1u);

@@ -178,6 +178,28 @@ TEST(LeakChecker, StaysQuietWhenEverythingIsFreedAtQuiescence) {
   EXPECT_EQ(found, std::nullopt) << found->message;
 }
 
+// Peer death: the dead rank's ledger went with it; a survivor's unconfirmed quarantine for
+// the dead peer is still a leak.
+TEST(LeakChecker, JudgesTheSurvivorsNotARankThatDied) {
+  event_builder log;
+  log.allocated(0, request_a, {1, 2});  // prefill rank 0, which dies holding it
+  log.lease_started(0, 1, request_a, lease_role::source, {1, 2});
+  log.add(sim::rank_stopped{0});
+  leak_checker quiet;
+  EXPECT_EQ(run_to_quiescence(quiet, log.events()), std::nullopt);
+
+  const auto allocated = log.allocated(2, request_a, {5});
+  const auto leased = log.lease_started(2, 1, request_a, lease_role::destination, {5});
+  log.lease_quarantined(2, 1, request_a, {5});
+  leak_checker checker;
+  const auto found = run_to_quiescence(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->message,
+            "I8: at quiescence rank 2 still holds 1 page(s) of room 7/gen 0 [5] and 1 quarantined "
+            "lease (lease 1 of room 7/gen 0)");
+  EXPECT_EQ(found->evidence, (std::vector<std::size_t>{allocated, leased}));
+}
+
 TEST(LeakChecker, StaysQuietOnAnEmptyRun) {
   leak_checker checker;
   EXPECT_EQ(checker.at_quiescence(), std::nullopt);

@@ -129,6 +129,21 @@ TEST(LivenessChecker, StaysQuietOnARequestThatFinishedBeforeItsFirstStartEvent) 
   EXPECT_EQ(found, std::nullopt) << found->message;
 }
 
+// Peer death: what a dead rank had started died with it; the survivors still owe theirs.
+TEST(LivenessChecker, ARankThatDiedOwesNothingButTheSurvivorsDo) {
+  event_builder log;
+  log.allocated(0, request_a, {3});  // on the rank that dies
+  const auto survivor = log.allocated(2, request_a, {5});
+  log.add(sim::rank_stopped{0});
+  log.decided(0, core::room_opened{request_c});  // its last decisions before it stops
+
+  liveness_checker checker(0, 10'000);
+  const auto found = run_to_quiescence(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->message, "I9: room 7/gen 0 on rank 2 started at t=20us never finished");
+  EXPECT_EQ(found->evidence, std::vector<std::size_t>{survivor});
+}
+
 TEST(LivenessChecker, KeepsItsParameters) {
   const liveness_checker checker(500, 10'000);
   EXPECT_EQ(checker.heal_from_us(), 500u);

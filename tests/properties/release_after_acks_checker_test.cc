@@ -172,6 +172,48 @@ TEST(ReleaseAfterAcksChecker, FiresOnAFreeAtTheMomentTheAbortIsSent) {
 
 // --- quiet ------------------------------------------------------------------------------
 
+// Peer death: decode counted rank 2 drained on its loss alone, while the dead rank's posted
+// writes could still land (the transport had not confirmed the teardown).
+TEST(ReleaseAfterAcksChecker, FiresOnATeardownCountedBeforeTheTransportConfirmedIt) {
+  event_builder log;
+  log.allocated(decode, request_a, {4});
+  const auto arm = log.at(12).decided(decode, core::abort_armed{request_a, {0, 2}, 77});
+  sent(log, 0, request_a);           // step 13
+  counted(log, request_a, 0, 1, 2);  // step 14
+  log.add(sim::rank_stopped{2});     // step 15
+  const auto teardown = log.decided(decode, core::teardown_counted{request_a, 2, 2, 2});  // 16
+  const auto release = released(log, request_a, core::release_reason::acks_and_teardowns, 1, 2);
+  log.add(sim::transport_torn_down{2});  // too late
+
+  release_after_acks_checker checker;
+  const sim::finding expected{
+      "I3",
+      "I3: rank 1 released the pages of room 7/gen 0 for acks_and_teardowns at step 17 while the "
+      "drain-ACK from rank 2 was still missing (abort armed at step 12, expecting ranks 0 and 2)",
+      {arm, teardown, release},
+      {"rank 0's drain-ACK counted at step 14",
+       "rank 2's teardown counted at step 16 does not count: rank 2's transport had not "
+       "confirmed it torn down",
+       "the release reported 1 of 2 drain-ACKs received"}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(ReleaseAfterAcksChecker, StaysQuietWhenADeadRanksTeardownWasConfirmedBeforeTheFree) {
+  event_builder log;
+  log.allocated(decode, request_a, {4});
+  armed(log, request_a, {0, 2});
+  sent(log, 0, request_a);
+  counted(log, request_a, 0, 1, 2);
+  log.add(sim::rank_stopped{2});
+  log.add(sim::transport_torn_down{2});
+  log.decided(decode, core::teardown_counted{request_a, 2, 2, 2});
+  released(log, request_a, core::release_reason::acks_and_teardowns, 1, 2);
+  log.freed(decode, request_a, 4);
+
+  release_after_acks_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
 TEST(ReleaseAfterAcksChecker, StaysQuietWhenEveryExpectedRankAckedBeforeTheFree) {
   event_builder log;
   page_ledger ledger(decode, 8, log);

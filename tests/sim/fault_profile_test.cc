@@ -31,13 +31,29 @@ TEST(FaultProfile, KindsOutsideTheAllowedMaskStayOff) {
   }
 }
 
+// Peer death was added after the other kinds: it is drawn after them from the same stream,
+// so every profile drawn before it existed keeps its other kinds.
+TEST(FaultProfile, PeerDeathLeavesTheOtherKindsAsTheyWereDrawn) {
+  const std::uint32_t without = all_faults & ~(1u << static_cast<unsigned>(fault_kind::peer_death));
+  std::size_t with_death = 0;
+  for (std::uint64_t seed = 0; seed < 64; ++seed) {
+    fault_profile all = fault_profile::draw(seed, all_faults);
+    with_death += all.of(fault_kind::peer_death) > 0 ? 1 : 0;
+    all.set(fault_kind::peer_death, 0);
+    EXPECT_EQ(all, fault_profile::draw(seed, without)) << "seed " << seed;
+  }
+  EXPECT_GT(with_death, 16u);
+  EXPECT_LT(with_death, 48u) << "on in about half the seeds, like every kind";
+}
+
 TEST(FaultProfile, DescribeNamesEveryKind) {
   fault_profile profile;
   profile.set(fault_kind::message_drop, 50'000);
   EXPECT_EQ(profile.describe(),
             "delay=off duplicate=off drop=5% stall=off fail=off timeout_unconfirmed=off abort=off "
-            "replay=off forge=off");
+            "replay=off forge=off peer_death=off");
   EXPECT_EQ(fault_kind_from_string("drop"), fault_kind::message_drop);
+  EXPECT_EQ(fault_kind_from_string("peer_death"), fault_kind::peer_death);
   EXPECT_EQ(fault_kind_from_string("nope"), std::nullopt);
 }
 

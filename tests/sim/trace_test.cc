@@ -336,6 +336,14 @@ TEST_F(Traces, LoadingAnUnknownFaultKindNamesIt) {
   expect_load_error(path, "unknown fault kind 'meteor'");
 }
 
+TEST_F(Traces, ATraceFromBeforePeerDeathLoadsWithItOff) {
+  const auto path = edited([](json& d) {
+    d["fault_profile"]["peer_death"] = 7;  // proves the edit below is what is read
+    d["fault_profile"].erase("peer_death");
+  });
+  EXPECT_EQ(load_trace(path).faults.of(fault_kind::peer_death), 0u);
+}
+
 TEST_F(Traces, LoadingAFaultRateAboveCertaintyNamesIt) {
   const auto path = edited([](json& d) { d["fault_profile"]["drop"] = 2'000'000; });
   expect_load_error(path, "field 'fault_profile.drop' is 2000000 per million");

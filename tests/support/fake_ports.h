@@ -51,6 +51,16 @@ class fake_messenger : public core::messenger {
   std::vector<sent_message> sent;
 };
 
+// Peer liveness the test sets: every rank alive unless the test says otherwise.
+class fake_liveness : public core::peer_liveness {
+ public:
+  core::peer_state state(core::rank_id peer) const override {
+    const auto it = states.find(peer);
+    return it == states.end() ? core::peer_state::alive : it->second;
+  }
+  std::map<core::rank_id, core::peer_state> states;
+};
+
 class fake_clock : public core::clock {
  public:
   std::uint64_t now_us() const override { return now; }
