@@ -44,7 +44,8 @@ search_result search(const scenario_spec& spec, core::variant v, std::uint64_t r
     sim::strategy& chooser =
         kind == strategy_kind::random ? static_cast<sim::strategy&>(random) : prioritized;
     const auto w = make_scenario_world(spec, v, chooser, seed);
-    properties::checker_set checkers(0, spec.heal_bound_us);
+    properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
     checkers.attach(w->world());
     w->run();
     ++result.runs;
