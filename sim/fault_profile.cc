@@ -12,8 +12,8 @@ constexpr std::array<std::uint32_t, 3> levels_per_million{50'000, 200'000, 500'0
 constexpr std::uint64_t profile_stream_salt = 0x5eedfa17'd00dULL;
 // ... and the stop time's stream apart from both.
 constexpr std::uint64_t faults_stop_stream_salt = 0x57095'7a11'0f17ULL;
-constexpr std::uint64_t faults_stop_horizon_min_us = 16;
-constexpr std::uint32_t faults_stop_horizon_doublings = 10;  // horizons 16us .. 8192us
+constexpr std::uint64_t faults_stop_horizon_min_us = 64;
+constexpr std::uint32_t faults_stop_horizon_doublings = 10;  // horizons 64us .. 32768us
 
 }  // namespace
 

@@ -58,9 +58,9 @@ struct fault_profile {
   }
 
   // The stop time drawn from `seed`, on a stream of its own (neither the run's decisions nor
-  // the kinds' draw shift): uniform below a horizon of 16us doubled 0..9 times, so the stop
-  // falls early, mid-run or (in about half the seeds) after a catalogue run's last fault
-  // opportunity.
+  // the kinds' draw shift): uniform below a horizon of 64us doubled 0..9 times (up to
+  // 32768us), so the stop falls early in some seeds, mid-run in others and, in about two
+  // thirds, after a catalogue run's last fault opportunity (catalogue runs last 15..150us).
   static std::uint64_t draw_faults_stop_us(std::uint64_t seed);
 
   // "delay=20% duplicate=off drop=5% ... faults_stop=130us": what is printed with the seed

@@ -51,15 +51,15 @@ TEST(FaultProfile, EveryDrawnProfileStopsItsFaultsAtATimeDrawnFromTheSeed) {
     const fault_profile profile = fault_profile::draw(seed, all_faults);
     ASSERT_NE(profile.faults_stop_us, faults_never_stop) << "seed " << seed;
     EXPECT_EQ(profile.faults_stop_us, fault_profile::draw(seed, all_faults).faults_stop_us);
-    EXPECT_LT(profile.faults_stop_us, 8192u) << "the widest horizon";
+    EXPECT_LT(profile.faults_stop_us, 32768u) << "the widest horizon";
     stops.insert(profile.faults_stop_us);
     early += profile.faults_stop_us < 50 ? 1 : 0;   // within a catalogue run's first faults
     late += profile.faults_stop_us >= 200 ? 1 : 0;  // after a catalogue run's last ones
   }
   EXPECT_GT(stops.size(), 300u);
-  // Both ends are drawn often (measured: 287 early, 484 late of 1000).
-  EXPECT_GT(early, 200u);
-  EXPECT_GT(late, 400u);
+  // Both ends are drawn often (measured: 162 early, 651 late of 1000).
+  EXPECT_GT(early, 100u);
+  EXPECT_GT(late, 500u);
 }
 
 // The stop has a stream of its own: it is the same whatever kinds the scenario allows, and
