@@ -2,7 +2,7 @@
 // Every checker of properties/, owned together, so that a scenario runner attaches them all
 // in one line:
 //
-//   properties::checker_set checkers(heal_from_us, bound_us);
+//   properties::checker_set checkers(liveness_from_us(world.faults()), spec.heal_bound_us);
 //   checkers.attach(world);
 //
 // attach() registers them in invariant order (I1, I2, I3, I4, I6, I7), then I9 before I8:

@@ -22,6 +22,10 @@ std::string us(std::uint64_t t) { return std::to_string(t) + "us"; }
 
 }  // namespace
 
+std::uint64_t liveness_from_us(const sim::fault_profile& faults) {
+  return faults.faults_stop_us == sim::faults_never_stop ? 0 : faults.faults_stop_us;
+}
+
 void liveness_checker::start(core::rank_id rank, const core::room_key& key, const char* by,
                              event_mark at, std::uint64_t time_us) {
   const auto [it, fresh] = requests_.try_emplace({rank, key});
@@ -42,7 +46,7 @@ std::string liveness_checker::request_text(const rank_room& who, const request& 
 
 std::optional<sim::finding> liveness_checker::observe(const sim::sim_event& e, std::size_t index) {
   // Overdue before this event counts: a request_finished that comes too late still fires.
-  if (auto found = check_deadlines(e, index)) return found;
+  if (auto found = check_deadlines(e.step, e.time_us, index)) return found;
   if (const auto* stopped = std::get_if<sim::rank_stopped>(&e.body)) {
     forget_rank(stopped->rank);
     return std::nullopt;
@@ -78,12 +82,12 @@ void liveness_checker::forget_rank(core::rank_id rank) {
   }
 }
 
-std::optional<sim::finding> liveness_checker::check_deadlines(const sim::sim_event& e,
-                                                              std::size_t index) const {
-  if (unfinished_.empty() || std::get<0>(*unfinished_.begin()) >= e.time_us) return std::nullopt;
+std::optional<sim::finding> liveness_checker::check_deadlines(
+    std::uint64_t step, std::uint64_t time_us, std::optional<std::size_t> index) const {
+  if (unfinished_.empty() || std::get<0>(*unfinished_.begin()) >= time_us) return std::nullopt;
   std::optional<sim::finding> found;
   for (const auto& [deadline, rank, key] : unfinished_) {
-    if (deadline >= e.time_us) break;
+    if (deadline >= time_us) break;
     const rank_room who{rank, key};
     const request& r = requests_.at(who);
     if (!found) {
@@ -92,37 +96,63 @@ std::optional<sim::finding> liveness_checker::check_deadlines(const sim::sim_eve
                             " after ";
       message += r.started_us > heal_from_us_ ? std::string("it started")
                                               : "faults stopped at t=" + us(heal_from_us_);
-      found = sim::finding{"I9", std::move(message), {index}, {}};
+      found = sim::finding{"I9", std::move(message), {}, {}};
+      if (index) found->evidence.push_back(*index);
     }
     found->evidence.push_back(r.started.index);
     found->details.push_back(request_text(who, r) + " (step " + std::to_string(r.started.step) +
                              ", " + r.started_by + "), due by t=" + us(deadline) +
-                             ", unfinished at step " + std::to_string(e.step) +
-                             " (t=" + us(e.time_us) + ")");
+                             ", unfinished at step " + std::to_string(step) +
+                             " (t=" + us(time_us) + ")");
   }
   sort_evidence(found->evidence);
   return found;
 }
 
-std::optional<sim::finding> liveness_checker::at_quiescence() {
-  // In start order (log order), so the message reads like the run.
+std::vector<liveness_checker::rank_room> liveness_checker::unfinished_in_start_order() const {
   std::vector<std::pair<event_mark, rank_room>> left;
   for (const auto& [deadline, rank, key] : unfinished_) {
     left.emplace_back(requests_.at({rank, key}).started, rank_room{rank, key});
   }
-  if (left.empty()) return std::nullopt;
   std::sort(left.begin(), left.end(),
             [](const auto& a, const auto& b) { return a.first.index < b.first.index; });
+  std::vector<rank_room> out;
+  out.reserve(left.size());
+  for (const auto& [mark, who] : left) out.push_back(who);
+  return out;
+}
+
+std::optional<sim::finding> liveness_checker::at_quiescence() {
+  const std::vector<rank_room> left = unfinished_in_start_order();
+  if (left.empty()) return std::nullopt;
   sim::finding found{"I9", "I9: ", {}, {}};
   for (std::size_t i = 0; i < left.size(); ++i) {
-    const request& r = requests_.at(left[i].second);
-    found.message += (i ? "; " : "") + request_text(left[i].second, r) + " never finished";
+    const request& r = requests_.at(left[i]);
+    found.message += (i ? "; " : "") + request_text(left[i], r) + " never finished";
     found.evidence.push_back(r.started.index);
-    found.details.push_back(request_text(left[i].second, r) + " (step " +
+    found.details.push_back(request_text(left[i], r) + " (step " +
                             std::to_string(r.started.step) + ", " + r.started_by +
                             "), never finished");
   }
   return found;
+}
+
+// A run that spins (every actor polls or sleeps, nothing is decided) emits no event after a
+// deadline passes; cut short by the step limit, it is judged at the clock it reached.
+std::optional<sim::finding> liveness_checker::at_step_limit(std::uint64_t step,
+                                                            std::uint64_t now_us) {
+  return check_deadlines(step, now_us, std::nullopt);
+}
+
+std::vector<std::string> liveness_checker::still_open() const {
+  std::vector<std::string> lines;
+  for (const rank_room& who : unfinished_in_start_order()) {
+    const request& r = requests_.at(who);
+    lines.push_back("unfinished: " + request_text(who, r) + " (step " +
+                    std::to_string(r.started.step) + ", " + r.started_by + "), due by t=" +
+                    us(r.deadline_us));
+  }
+  return lines;
 }
 
 }  // namespace kvsim::properties

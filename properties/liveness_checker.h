@@ -9,7 +9,9 @@
 // is unfinished fires, the request_finished itself included (finishing late is not
 // finishing in time); at quiescence every started, unfinished request fires ("never
 // finished"). A request that finished stays finished: a later event of it does not restart
-// it. Evidence: the start of every overdue request and the event that found it overdue.
+// it. A run cut short by the step limit is judged at the time it reached (a spinning run
+// emits no event that would find the deadline passed). Evidence: the start of every overdue
+// request and the event that found it overdue.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -18,13 +20,20 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "core/ids.h"
 #include "properties/page_ownership.h"
 #include "sim/checker.h"
+#include "sim/fault_profile.h"
 #include "sim/sim_events.h"
 
 namespace kvsim::properties {
+
+// Where I9 starts counting in a run with profile `faults`: when its faults stop. A profile
+// whose faults never stop (hand-built, or a trace written before the stop existed) is judged
+// as such runs always were: from each request's start.
+std::uint64_t liveness_from_us(const sim::fault_profile& faults);
 
 class liveness_checker : public sim::checker {
  public:
@@ -34,6 +43,12 @@ class liveness_checker : public sim::checker {
   const char* name() const override { return "liveness"; }
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
   std::optional<sim::finding> at_quiescence() override;
+  // "unfinished: room 7/gen 0 on rank 1 started at t=0us (step 3, pages_allocated), due by
+  // t=10000us", in start order.
+  std::vector<std::string> still_open() const override;
+  // Cut short by the step limit: every request then past its due time fires, as a late event
+  // would have found it.
+  std::optional<sim::finding> at_step_limit(std::uint64_t step, std::uint64_t now_us) override;
 
   std::uint64_t heal_from_us() const { return heal_from_us_; }
   std::uint64_t bound_us() const { return bound_us_; }
@@ -52,9 +67,13 @@ class liveness_checker : public sim::checker {
 
   void start(core::rank_id rank, const core::room_key& key, const char* by, event_mark at,
              std::uint64_t time_us);
-  std::optional<sim::finding> check_deadlines(const sim::sim_event& e, std::size_t index) const;
+  // Requests overdue at `time_us` (step `step`), found by the event at `index` if any.
+  std::optional<sim::finding> check_deadlines(std::uint64_t step, std::uint64_t time_us,
+                                              std::optional<std::size_t> index) const;
   std::string request_text(const rank_room& who, const request& r) const;
   void forget_rank(core::rank_id rank);
+  // The unfinished requests in start order (log order), so lines read like the run.
+  std::vector<rank_room> unfinished_in_start_order() const;
 
   std::uint64_t heal_from_us_;
   std::uint64_t bound_us_;

@@ -8,11 +8,11 @@ namespace {
 
 constexpr std::array<const char*, probe_count> probe_names{
     "deferred_release",
-    "pool_exhausted",
     "lease_quarantined",
     "lease_quarantine_confirmed",
     "transport_timeout_unconfirmed",
     "decode_quarantine_confirmed",
+    "peer_death_handled",
     "tombstone_left",
     "late_sender_refused",
     "tombstone_evicted",
@@ -55,25 +55,35 @@ bool probe_counter::copy_half_done(const core::room_key& key) const {
 }
 
 void probe_counter::observe(const sim::sim_event& e) {
-  std::visit(overloaded{
-                 [&](const sim::core_decided& d) { observe_core(d.what); },
-                 [&](const sim::transfer_submitted& t) {
-                   copies_[t.transfer] = copy_progress{t.owner, t.destination_pages.size(), 0};
-                 },
-                 [&](const sim::transfer_page_copied& t) {
-                   const auto it = copies_.find(t.transfer);
-                   if (it != copies_.end()) ++it->second.copied;
-                 },
-                 [&](const sim::transfer_ended& t) { copies_.erase(t.transfer); },
-                 [&](const sim::transfer_timed_out& t) {
-                   if (t.still_running) hit(probe::transport_timeout_unconfirmed);
-                 },
-                 [&](const sim::failure_injected& f) {
-                   if (copy_half_done(f.key)) hit(probe::abort_mid_copy);
-                 },
-                 [](const auto&) {},
-             },
-             e.body);
+  std::visit(
+      overloaded{
+          [&](const sim::core_decided& d) { observe_core(d.what); },
+          [&](const sim::transfer_submitted& t) {
+            copies_[t.transfer] = copy_progress{t.owner, t.destination_pages.size(), 0};
+          },
+          [&](const sim::transfer_page_copied& t) {
+            const auto it = copies_.find(t.transfer);
+            if (it != copies_.end()) ++it->second.copied;
+          },
+          [&](const sim::transfer_ended& t) { copies_.erase(t.transfer); },
+          [&](const sim::transfer_timed_out& t) {
+            if (t.still_running) hit(probe::transport_timeout_unconfirmed);
+          },
+          [&](const sim::failure_injected& f) {
+            if (copy_half_done(f.key)) hit(probe::abort_mid_copy);
+          },
+          [&](const sim::collective_entered& c) {
+            // The rank drained its active read, then entered the barrier its peers wait in.
+            if (c.op == sim::collective_op::barrier && drained_before_barrier_.erase(c.rank) != 0) {
+              hit(probe::active_prefetch_drained);
+            }
+          },
+          [&](const sim::storage_read_ended& r) {
+            if (!r.completed) reads_cut_short_.insert({r.rank, r.owner});
+          },
+          [](const auto&) {},
+      },
+      e.body);
 }
 
 void probe_counter::observe_core(const core::event& e) {
@@ -83,9 +93,16 @@ void probe_counter::observe_core(const core::event& e) {
           [&](const core::release_requested& r) {
             if (!r.deferred.empty()) hit(probe::deferred_release);
           },
-          [&](const core::allocation_refused&) { hit(probe::pool_exhausted); },
+          [&](const core::lease_started& l) { lease_roles_[{rank, l.lease}] = l.role; },
           [&](const core::lease_quarantined&) { hit(probe::lease_quarantined); },
-          [&](const core::quarantine_confirmed&) { hit(probe::lease_quarantine_confirmed); },
+          [&](const core::quarantine_confirmed& q) {
+            hit(probe::lease_quarantine_confirmed);
+            // A destination lease is decode's: its pages waited for the transport's word.
+            const auto role = lease_roles_.find({rank, q.lease});
+            if (role != lease_roles_.end() && role->second == core::lease_role::destination) {
+              hit(probe::decode_quarantine_confirmed);
+            }
+          },
           [&](const core::deadline_expired& d) {
             if (d.action == core::deadline_action::quarantined) {
               deadline_quarantined_.insert({rank, d.key});
@@ -97,17 +114,16 @@ void probe_counter::observe_core(const core::event& e) {
               hit(probe::decode_quarantine_confirmed);
             }
           },
-          [&](const core::room_opened& o) {
-            rooms_opened_.insert({rank, o.key});
+          [&](const core::peer_death_handled& p) {
+            if (p.action != core::peer_death_action::released) hit(probe::peer_death_handled);
           },
+          [&](const core::room_opened& o) { rooms_opened_.insert({rank, o.key}); },
           [&](const core::room_closed& c) {
             // A tombstone for a room this rank never opened (not the close of one cleared).
             if (c.tombstone && !rooms_opened_.contains({rank, c.key})) hit(probe::tombstone_left);
           },
           [&](const core::tombstone_evicted&) { hit(probe::tombstone_evicted); },
-          [&](const core::chunk_admitted& c) {
-            chunks_admitted_.insert({rank, c.key});
-          },
+          [&](const core::chunk_admitted& c) { chunks_admitted_.insert({rank, c.key}); },
           [&](const core::lifetime_refused& r) {
             if (r.error == core::lifetime_error::tombstoned) hit(probe::late_sender_refused);
             if (r.error == core::lifetime_error::room_closed &&
@@ -145,9 +161,12 @@ void probe_counter::observe_core(const core::event& e) {
             if (s.current == core::kv_status::failed) hit(probe::failed_kept_sticky);
           },
           [&](const core::prefetch_revoked&) { hit(probe::pending_prefetch_revoked); },
-          [&](const core::prefetch_lock_released&) { hit(probe::active_prefetch_drained); },
+          [&](const core::prefetch_drained&) { drained_before_barrier_.insert(rank); },
           [&](const core::host_pages_freed& f) {
-            if (f.by == core::host_page_owner::io_thread) hit(probe::io_tail_freed);
+            // The tail of a read cut short, freed once the storage call returned.
+            if (f.by == core::host_page_owner::io_thread && reads_cut_short_.contains({rank, f.key})) {
+              hit(probe::io_tail_freed);
+            }
           },
           [](const auto&) {},
       },

@@ -26,11 +26,12 @@ namespace kvsim::scenarios {
 enum class probe : std::uint8_t {
   // Page ledger and transfers.
   deferred_release,               // a release held back pages still leased by a transfer
-  pool_exhausted,                 // an allocation waited for pages (back-pressure)
   lease_quarantined,              // a lease the transport could not confirm stopped
   lease_quarantine_confirmed,     // ... and its confirmation gave the pages back
   transport_timeout_unconfirmed,  // a poll said "timed out" while the copy still ran (B12)
-  decode_quarantine_confirmed,    // decode kept a timed-out abort's pages until its ACKs came
+  decode_quarantine_confirmed,    // decode kept pages out of reuse until the transport (or the
+                                  // late ACKs) confirmed nothing writes them any more
+  peer_death_handled,             // decode learnt a prefill rank died and held its pages
   // Room lifetimes.
   tombstone_left,        // an abort closed a room before it opened
   late_sender_refused,   // a late open met that tombstone
@@ -81,6 +82,9 @@ class probe_counter {
   std::set<std::pair<core::rank_id, core::room_key>> chunks_admitted_;
   std::set<std::pair<core::rank_id, core::room_key>> rooms_opened_;
   std::set<std::pair<core::rank_id, core::room_key>> deadline_quarantined_;
+  std::map<std::pair<core::rank_id, core::lease_id>, core::lease_role> lease_roles_;
+  std::set<core::rank_id> drained_before_barrier_;  // drained an active read, barrier pending
+  std::set<std::pair<core::rank_id, core::room_key>> reads_cut_short_;
 };
 
 probe_hits count_probes(const std::vector<sim::sim_event>& events);

@@ -29,6 +29,15 @@ class checker {
   virtual std::optional<finding> observe(const sim_event& e, std::size_t index) = 0;
   // Every actor returned: what must hold of the final state.
   virtual std::optional<finding> at_quiescence() { return std::nullopt; }
+  // The run hit its step limit at virtual time `now_us`: a finding this checker can make from
+  // the time alone (I9: a request past its due time), which then names the run's finding
+  // instead of a bare livelock (the world adds its livelock evidence to the details).
+  virtual std::optional<finding> at_step_limit(std::uint64_t /*step*/, std::uint64_t /*now_us*/) {
+    return std::nullopt;
+  }
+  // The run stops without quiescence (deadlock, step limit): lines naming what this checker
+  // still waits to see (I9: the requests not finished), evidence for the world's finding.
+  virtual std::vector<std::string> still_open() const { return {}; }
 };
 
 }  // namespace kvsim::sim

@@ -17,6 +17,9 @@ using nlohmann::json;
 
 constexpr std::string_view format_name = "kvsim-trace";
 constexpr std::uint32_t per_million_max = 1'000'000;
+// In "fault_profile" beside the kinds; traces written before it existed lack it and load
+// with faults_never_stop (their runs had faults on throughout).
+constexpr const char* faults_stop_field = "faults_stop_us";
 
 // The file's top-level fields in the order they are written: the header first, so that
 // `head` on a trace shows what run it is; then what replays it; then what it found.
@@ -46,6 +49,8 @@ json fault_profile_json(const fault_profile& faults) {
   for (std::size_t i = 0; i < fault_kind_count; ++i) {
     object[to_string(static_cast<fault_kind>(i))] = faults.per_million[i];
   }
+  // Written only when faults stop, so a profile without a stop reads as before.
+  if (faults.faults_stop_us != faults_never_stop) object[faults_stop_field] = faults.faults_stop_us;
   return object;
 }
 
@@ -345,8 +350,11 @@ class loader {
              " per million, more than 1000000");
       }
     }
+    if (value.contains(faults_stop_field)) {
+      profile.faults_stop_us = u64(value.at(faults_stop_field), "fault_profile.faults_stop_us");
+    }
     for (const auto& [kind, unused] : value.items()) {
-      if (!fault_kind_from_string(kind)) {
+      if (kind != faults_stop_field && !fault_kind_from_string(kind)) {
         fail("field 'fault_profile' names an unknown fault kind '" + kind + "'");
       }
     }

@@ -3,8 +3,10 @@
 #include <boost/fiber/algo/round_robin.hpp>
 #include <boost/fiber/fiber.hpp>
 #include <boost/fiber/operations.hpp>
+#include <algorithm>
 #include <exception>
 #include <utility>
+#include <variant>
 
 #include "sim/scheduling_algorithm.h"
 #include "sim/sim_assert.h"
@@ -176,6 +178,8 @@ void world::wait_virtual(std::uint64_t duration_us) {
 bool world::fault(fault_kind kind) {
   const std::uint32_t per_million = config_.faults.of(kind);
   if (per_million == 0) return false;  // off in this run's profile: not even a decision
+  // Faults have stopped (DOMAIN.md I9 judges progress from here): not a decision either.
+  if (config_.faults.stopped(kind, now_us_)) return false;
   decision_request request;
   request.kind = decision_kind::fault;
   request.options = 2;
@@ -269,6 +273,67 @@ void world::set_state(actor_id id, actor_state next) {
   }
 }
 
+std::string world::actor_line(actor_id id) const {
+  const actor_record& actor = actors_[id];
+  std::string line = to_string(actor.name);
+  switch (actor.state) {
+    case actor_state::created:
+      return line + " has not started";
+    case actor_state::ready:
+      return line + " is ready to run";
+    case actor_state::running:
+      return line + " is running";
+    case actor_state::blocked:
+      line += " waits on " + describe(actor.waiting_on);
+      if (actor.wake_at_us && actor.waiting_on.kind != wait_kind::sleep) {
+        line += " (or until t=" + std::to_string(*actor.wake_at_us) + "us)";
+      }
+      return line;
+    case actor_state::finished:
+      return line + " has returned";
+  }
+  return line;
+}
+
+std::vector<std::string> world::stuck_evidence() const {
+  std::vector<std::string> lines;
+  for (const auto& explain : wait_explainers_) {
+    for (std::string& line : explain()) lines.push_back(std::move(line));
+  }
+  if (!deliveries_.empty()) {
+    std::uint64_t next_us = deliveries_.begin()->second.ready_at_us;
+    for (const auto& [id, delivery] : deliveries_) next_us = std::min(next_us, delivery.ready_at_us);
+    lines.push_back(std::to_string(deliveries_.size()) +
+                    " deliveries pending, the next due at t=" + std::to_string(next_us) + "us");
+  }
+  // What the world last did by itself and what the core last decided: where a stuck run
+  // stopped moving. Then the tail of the log, for the order of the last steps.
+  const auto last_of = [this](auto is_kind) -> const sim_event* {
+    for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
+      if (is_kind(it->body)) return &*it;
+    }
+    return nullptr;
+  };
+  if (const sim_event* e = last_of([](const sim_event_body& b) {
+        return std::holds_alternative<message_delivered>(b);
+      })) {
+    lines.push_back("last delivery: " + describe(*e, names_));
+  }
+  if (const sim_event* e = last_of([](const sim_event_body& b) {
+        return std::holds_alternative<core_decided>(b);
+      })) {
+    lines.push_back("last core decision: " + describe(*e, names_));
+  }
+  const std::size_t recent = std::min(events_.size(), stuck_recent_events);
+  for (std::size_t i = events_.size() - recent; i < events_.size(); ++i) {
+    lines.push_back("recent: " + describe(events_[i], names_));
+  }
+  for (const checker* c : checkers_) {
+    for (std::string& line : c->still_open()) lines.push_back(std::move(line));
+  }
+  return lines;
+}
+
 void world::stop_with_deadlock() {
   finding f{"deadlock", "", {}, {}};
   std::string waiting;
@@ -279,17 +344,48 @@ void world::stop_with_deadlock() {
       // enters the same collectives in the same order), shown by the wait-for graph.
       if (actor.waiting_on.kind == wait_kind::collective) f.invariant = "I5";
       if (!waiting.empty()) waiting += "; ";
-      waiting += to_string(actor.name) + " waits on " + describe(actor.waiting_on);
-      f.details.push_back(to_string(actor.name) + " waits on " + describe(actor.waiting_on));
-    } else if (actor.state == actor_state::finished) {
-      f.details.push_back(to_string(actor.name) + " has returned");
+      waiting += actor_line(id);
+    }
+    if (actor.state == actor_state::blocked || actor.state == actor_state::finished) {
+      f.details.push_back(actor_line(id));
     }
   }
-  for (const auto& explain : wait_explainers_) {
-    for (std::string& line : explain()) f.details.push_back(std::move(line));
-  }
+  for (std::string& line : stuck_evidence()) f.details.push_back(std::move(line));
   f.message = (f.invariant == "I5" ? "I5: " : "") + std::string("deadlock at step ") + std::to_string(steps_) + ", t=" + std::to_string(now_us_) +
               "us: nothing can run; " + waiting;
+  stop_with(std::move(f));
+}
+
+// The step limit: something kept running without the run ever ending. The finding says who
+// was still live and on what each waited, what happened last and what was left unfinished.
+void world::stop_with_livelock() {
+  finding f{"livelock", "", {}, {}};
+  std::optional<finding> judged;
+  for (checker* c : checkers_) {
+    if ((judged = c->at_step_limit(steps_, now_us_))) break;
+  }
+  std::string live;
+  std::size_t returned = 0;
+  for (actor_id id = 0; id < actors_.size(); ++id) {
+    if (actors_[id].state == actor_state::finished) {
+      ++returned;
+      continue;
+    }
+    if (!live.empty()) live += "; ";
+    live += actor_line(id);
+    f.details.push_back(actor_line(id));
+  }
+  if (returned > 0) f.details.push_back(std::to_string(returned) + " actors have returned");
+  for (std::string& line : stuck_evidence()) f.details.push_back(std::move(line));
+  f.message = "livelock: no quiescence within the step limit of " +
+              std::to_string(config_.step_limit) + " steps (t=" + std::to_string(now_us_) +
+              "us); " + live;
+  if (judged) {
+    // The checker's judgement names the finding; the livelock is how the run showed it.
+    judged->details.push_back(f.message);
+    for (std::string& line : f.details) judged->details.push_back(std::move(line));
+    f = std::move(*judged);
+  }
   stop_with(std::move(f));
 }
 
@@ -337,11 +433,7 @@ actor_id world::decide_next() {
     if (!stopping_ && diverged()) stopping_ = true;
     if (stopping_) return finish_running();
     if (steps_ >= config_.step_limit) {
-      stop_with(finding{"livelock",
-                        "no quiescence within the step limit of " +
-                            std::to_string(config_.step_limit) + " steps",
-                        {},
-                        {}});
+      stop_with_livelock();
       continue;
     }
     subjects_.assign(ready_.begin(), ready_.end());

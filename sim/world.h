@@ -84,7 +84,8 @@ class world {
   // Blocks the current actor for `duration_us` of virtual time (never real time: the clock
   // only jumps when nobody can run).
   void wait_virtual(std::uint64_t duration_us);
-  // A fault opportunity: fires with the profile's probability for `kind` under random search.
+  // A fault opportunity: fires with the profile's probability for `kind` under random search,
+  // never once the profile's faults have stopped (fault_profile::faults_stop_us).
   bool fault(fault_kind kind);
   // A data choice among `options` (e.g. a message delay), named by `tag`.
   std::uint32_t choose(std::uint64_t tag, std::uint32_t options);
@@ -170,6 +171,14 @@ class world {
   bool advance_time();
   void stop_with(finding f);
   void stop_with_deadlock();
+  void stop_with_livelock();
+  // "r1.decode.0 waits on mailbox of rank 1": one actor's state, for the findings above.
+  std::string actor_line(actor_id id) const;
+  // Evidence of a run that stopped without quiescence, beside the actors' lines: the wait
+  // explainers, pending deliveries, the last delivery and core decision, the last events and
+  // what the checkers still wait for (unfinished requests).
+  std::vector<std::string> stuck_evidence() const;
+  static constexpr std::size_t stuck_recent_events = 8;
   actor_id finish_running();
   boost::fibers::context* pick_during_teardown();
 

@@ -207,16 +207,21 @@ TEST(TransferStatusTable, EveryUpdateEmitsExactlyOneEvent) {
   recording_sink sink;
   transfer_status_table table(0, sink);
   std::size_t updates = 0;
+  std::size_t forgotten = 0;
   for (kv_status a : all_statuses) {
     for (kv_status b : all_statuses) {
+      if (table.get(request_a)) ++forgotten;
       table.erase(request_a);
       (void)table.update(request_a, a);
       (void)table.update(request_a, b);
       updates += 2;
     }
   }
-  EXPECT_EQ(sink.size(), updates);
+  EXPECT_EQ(sink.size(), updates + forgotten);
   EXPECT_EQ(sink.count<status_changed>() + sink.count<status_update_ignored>(), updates);
+  // Forgetting says so once per status forgotten, never for a room that had none.
+  EXPECT_EQ(sink.count<status_forgotten>(), forgotten);
+  EXPECT_GT(forgotten, 0u);
 }
 
 // --- property: a random sequence of updates -----------------------------------------------

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "tests/properties/event_builder.h"
@@ -96,6 +97,59 @@ TEST(LivenessChecker, FiresAtQuiescenceOnRequestsThatNeverFinished) {
       {"room 9/gen 0 on rank 1 started at t=10us (step 1, pages_allocated), never finished",
        "room 7/gen 0 on rank 0 started at t=20us (step 2, room_opened), never finished"}};
   EXPECT_EQ(run_to_quiescence(checker, log.events()), expected);
+}
+
+// A run that spins without events (pollers, sleepers) is cut short by the step limit: the
+// world asks the checker at the clock the run reached, and an overdue request fires then.
+TEST(LivenessChecker, FiresAtTheStepLimitOnARequestPastItsDueTime) {
+  event_builder log;
+  const auto a = log.at(3).allocated(1, request_a, {3});  // t=30
+  liveness_checker checker(500, 1'000);                    // due by t=1500
+  ASSERT_EQ(observe_all(checker, log.events()), std::nullopt);
+
+  EXPECT_EQ(checker.at_step_limit(20'000, 1'500), std::nullopt) << "at the bound: still in time";
+  const sim::finding expected{
+      "I9",
+      "I9: room 7/gen 0 on rank 1 started at t=30us has not finished by t=1500us, 1000us after "
+      "faults stopped at t=500us",
+      {a},
+      {"room 7/gen 0 on rank 1 started at t=30us (step 3, pages_allocated), due by t=1500us, "
+       "unfinished at step 20000 (t=1501us)"}};
+  EXPECT_EQ(checker.at_step_limit(20'000, 1'501), expected);
+}
+
+// The evidence a deadlock or livelock finding carries about requests: every unfinished one,
+// in start order, with its due time; finished ones are not named.
+TEST(LivenessChecker, NamesItsUnfinishedRequestsForAStuckRun) {
+  event_builder log;
+  log.at(1).allocated(1, request_c, {1});        // t=10
+  log.decided(0, core::room_opened{request_a});  // t=20
+  log.decided(2, core::room_opened{request_a});  // t=30
+  finished(log, 2, request_a);
+  liveness_checker checker(100, 1'000);
+  ASSERT_EQ(observe_all(checker, log.events()), std::nullopt);
+  EXPECT_EQ(checker.still_open(),
+            (std::vector<std::string>{
+                "unfinished: room 9/gen 0 on rank 1 started at t=10us (step 1, pages_allocated), "
+                "due by t=1100us",
+                "unfinished: room 7/gen 0 on rank 0 started at t=20us (step 2, room_opened), due "
+                "by t=1100us"}));
+  finished(log, 1, request_c);
+  finished(log, 0, request_a);
+  liveness_checker all_done(100, 1'000);
+  ASSERT_EQ(observe_all(all_done, log.events()), std::nullopt);
+  EXPECT_TRUE(all_done.still_open().empty());
+}
+
+// I9 counts from the drawn stop; a profile whose faults never stop (hand-built, or a trace
+// written before the stop existed) is judged as such runs always were, from each start.
+TEST(LivenessChecker, CountsFromTheProfilesFaultStop) {
+  sim::fault_profile profile;
+  EXPECT_EQ(liveness_from_us(profile), 0u);
+  profile.faults_stop_us = 730;
+  EXPECT_EQ(liveness_from_us(profile), 730u);
+  EXPECT_EQ(liveness_from_us(sim::fault_profile::draw(9, 0)),
+            sim::fault_profile::draw_faults_stop_us(9));
 }
 
 // --- quiet ------------------------------------------------------------------------------

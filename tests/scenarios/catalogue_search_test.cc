@@ -21,6 +21,7 @@ namespace kvsim::scenarios {
 namespace {
 
 constexpr std::uint64_t red_runs_max = 2000;
+constexpr std::uint64_t probe_runs_min = 2000;
 
 std::uint64_t safe_runs() {
   const char* text = std::getenv("KVSIM_SAFE_RUNS");
@@ -46,7 +47,8 @@ search_result search(const scenario_spec& spec, core::variant v, std::uint64_t r
     sim::strategy& chooser =
         kind == strategy_kind::random ? static_cast<sim::strategy&>(random) : prioritized;
     const auto w = make_scenario_world(spec, v, chooser, seed);
-    properties::checker_set checkers(0, spec.heal_bound_us);
+    properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
     checkers.attach(w->world());
     w->run();
     ++result.runs;
@@ -111,8 +113,11 @@ TEST(CatalogueSearch, SafeCoreIsCleanOnEveryScenario) {
     const search_result green = search(spec, core::variant::safe(), runs, true);
     EXPECT_FALSE(green.first.has_value())
         << spec.name << " with safe, run " << green.runs << ": " << green.first->message;
-    // Clean means something only where the search went: every declared probe was hit.
-    for (const std::string& name : spec.expect_probes) {
+    // Clean means something only where the search went: every declared probe was hit. The
+    // catalogue declares probes hit on at least 1 in 200 runs, so a short run (the sanitizer
+    // build's 300) may miss one by chance: coverage is judged from 2,000 runs on.
+    for (const std::string& name : runs >= probe_runs_min ? spec.expect_probes
+                                                          : std::vector<std::string>{}) {
       const auto p = probe_from_string(name);
       ASSERT_TRUE(p.has_value()) << name;
       EXPECT_GT(green.probes[static_cast<std::size_t>(*p)], 0u)
@@ -121,6 +126,7 @@ TEST(CatalogueSearch, SafeCoreIsCleanOnEveryScenario) {
     for (std::size_t i = 0; i < probe_count; ++i) everywhere[i] += green.probes[i];
   }
   std::cout << "safe: " << runs << " runs per scenario, no finding\n";
+  if (runs < probe_runs_min) return;
   for (std::size_t i = 0; i < probe_count; ++i) {
     EXPECT_GT(everywhere[i], 0u) << "no catalogue scenario's safe search hits probe "
                                  << to_string(static_cast<probe>(i));

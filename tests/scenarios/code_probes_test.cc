@@ -52,10 +52,6 @@ TEST(CodeProbes, DeferredReleaseOnlyWhenSomethingWasHeldBack) {
 }
 
 TEST(CodeProbes, LedgerBackPressureAndQuarantine) {
-  event_builder pool;
-  pool.decided(prefill, core::allocation_refused{a, 2, 1});
-  expect_only(pool, probe::pool_exhausted);
-
   event_builder quarantine;
   quarantine.lease_quarantined(decode, 3, a, {4});
   EXPECT_EQ(hits_of(quarantine, probe::lease_quarantine_confirmed), 0u);
@@ -187,15 +183,45 @@ TEST(CodeProbes, PrefetchMechanisms) {
   revoked.decided(0, core::prefetch_revoked{a});
   expect_only(revoked, probe::pending_prefetch_revoked);
 
+  // Drained, then into the barrier: the order the fix guarantees.
   event_builder drained;
-  drained.decided(0, core::prefetch_lock_released{a});
+  drained.decided(0, core::prefetch_drained{a, false});
+  EXPECT_EQ(hits_of(drained, probe::active_prefetch_drained), 0u);
+  drained.add(sim::collective_entered{0, 1, 1, sim::collective_op::barrier, 0});  // another rank
+  EXPECT_EQ(hits_of(drained, probe::active_prefetch_drained), 0u);
+  drained.add(sim::collective_entered{0, 1, 0, sim::collective_op::barrier, 0});
   expect_only(drained, probe::active_prefetch_drained);
 
+  // The tail of a read cut short, freed by the I/O side after the storage call returned.
   event_builder tail;
+  tail.decided(0, core::host_pages_freed{a, {1}, core::host_page_owner::io_thread});
+  EXPECT_EQ(hits_of(tail, probe::io_tail_freed), 0u);
+  tail.add(sim::storage_read_ended{1, 0, a, false, 1});
   tail.decided(0, core::host_pages_freed{a, {0}, core::host_page_owner::scheduler});
   EXPECT_EQ(hits_of(tail, probe::io_tail_freed), 0u);
   tail.decided(0, core::host_pages_freed{a, {1}, core::host_page_owner::io_thread});
   expect_only(tail, probe::io_tail_freed);
+}
+
+TEST(CodeProbes, PeerDeathAndTheDecodeQuarantineItTakes) {
+  event_builder log;
+  log.decided(decode, core::peer_death_handled{a, prefill, core::peer_death_action::released});
+  EXPECT_EQ(hits_of(log, probe::peer_death_handled), 0u) << "B8's release is no handling";
+  log.decided(decode, core::peer_death_handled{a, prefill, core::peer_death_action::quarantined});
+  EXPECT_EQ(hits_of(log, probe::peer_death_handled), 1u);
+
+  event_builder source;  // prefill's source lease: a lease quarantine, not decode's
+  source.lease_started(prefill, 4, a, core::lease_role::source, {0});
+  source.lease_quarantined(prefill, 4, a, {0});
+  source.quarantine_confirmed(prefill, 4, a, {0});
+  EXPECT_EQ(hits_of(source, probe::decode_quarantine_confirmed), 0u);
+
+  event_builder destination;
+  destination.lease_started(decode, 4, a, core::lease_role::destination, {0});
+  destination.lease_quarantined(decode, 4, a, {0});
+  destination.quarantine_confirmed(decode, 4, a, {0});
+  EXPECT_EQ(hits_of(destination, probe::decode_quarantine_confirmed), 1u);
+  EXPECT_EQ(hits_of(destination, probe::lease_quarantine_confirmed), 1u);
 }
 
 }  // namespace

@@ -31,7 +31,8 @@ scenario_spec from_catalogue(const std::string& name) {
 sim::dfs_run_fn scenario_run(const scenario_spec& spec, core::variant v) {
   return [&spec, v](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
     const auto w = make_scenario_world(spec, v, chooser, 1);
-    properties::checker_set checkers(0, spec.heal_bound_us);
+    properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
     checkers.attach(w->world());
     w->run();
     inspect(w->world());

@@ -37,7 +37,8 @@ hicache_outcome run_scripted(const std::string& scenario, core::variant v) {
   const scenario_spec spec = from_catalogue(scenario);
   sim::first_choice chooser;
   const auto w = make_scenario_world(spec, v, chooser, 1);
-  properties::checker_set checkers(0, spec.heal_bound_us);
+  properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
   checkers.attach(w->world());
   hicache_outcome out;
   out.end = w->run().end;

@@ -55,7 +55,8 @@ std::optional<std::pair<std::uint64_t, sim::finding>> bounded_search(const scena
   for (std::uint64_t seed = 1; seed <= seeds_per_scenario; ++seed) {
     sim::random_walk chooser(seed);
     const auto w = make_scenario_world(spec, v, chooser, seed);
-    properties::checker_set checkers(0, spec.heal_bound_us);
+    properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
     checkers.attach(w->world());
     w->run();
     if (w->world().found()) return std::pair{seed, *w->world().found()};

@@ -79,7 +79,8 @@ std::uint64_t seeds_with_findings(core::variant v, std::uint64_t runs) {
     const scenario_spec spec = generate_scenario(seed);
     sim::random_walk chooser(seed);
     const auto w = make_scenario_world(spec, v, chooser, seed);
-    properties::checker_set checkers(0, spec.heal_bound_us);
+    properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
     checkers.attach(w->world());
     w->run();
     if (w->world().found()) ++found;

@@ -57,5 +57,63 @@ TEST(FaultProfile, DescribeNamesEveryKind) {
   EXPECT_EQ(fault_kind_from_string("nope"), std::nullopt);
 }
 
+// --- when faults stop ---------------------------------------------------------------------
+
+TEST(FaultProfile, EveryDrawnProfileStopsItsFaultsAtATimeDrawnFromTheSeed) {
+  std::set<std::uint64_t> stops;
+  std::uint64_t early = 0;
+  std::uint64_t late = 0;
+  for (std::uint64_t seed = 1; seed <= 1000; ++seed) {
+    const fault_profile profile = fault_profile::draw(seed, all_faults);
+    ASSERT_NE(profile.faults_stop_us, faults_never_stop) << "seed " << seed;
+    EXPECT_EQ(profile.faults_stop_us, fault_profile::draw(seed, all_faults).faults_stop_us);
+    EXPECT_LT(profile.faults_stop_us, 32768u) << "the widest horizon";
+    stops.insert(profile.faults_stop_us);
+    early += profile.faults_stop_us < 50 ? 1 : 0;   // within a catalogue run's first faults
+    late += profile.faults_stop_us >= 200 ? 1 : 0;  // after a catalogue run's last ones
+  }
+  EXPECT_GT(stops.size(), 300u);
+  // Both ends are drawn often (measured: 162 early, 651 late of 1000).
+  EXPECT_GT(early, 100u);
+  EXPECT_GT(late, 500u);
+}
+
+// The stop has a stream of its own: it is the same whatever kinds the scenario allows, and
+// the kinds' draw is the same as for a profile without a stop (so no run's other decisions
+// shift).
+TEST(FaultProfile, TheStopIsDrawnApartFromTheKinds) {
+  const std::uint32_t only_drop = 1u << static_cast<unsigned>(fault_kind::message_drop);
+  for (std::uint64_t seed = 0; seed < 64; ++seed) {
+    const fault_profile all = fault_profile::draw(seed, all_faults);
+    const fault_profile some = fault_profile::draw(seed, only_drop);
+    EXPECT_EQ(all.faults_stop_us, fault_profile::draw_faults_stop_us(seed));
+    EXPECT_EQ(some.faults_stop_us, all.faults_stop_us);
+    EXPECT_EQ(some.of(fault_kind::message_drop), all.of(fault_kind::message_drop));
+  }
+}
+
+TEST(FaultProfile, AfterTheStopOnlyTheScenariosAbortStillFires) {
+  fault_profile profile;
+  EXPECT_EQ(profile.faults_stop_us, faults_never_stop) << "a hand-built profile never stops";
+  EXPECT_FALSE(profile.stopped(fault_kind::message_drop, 1'000'000'000));
+  profile.faults_stop_us = 120;
+  for (std::size_t i = 0; i < fault_kind_count; ++i) {
+    const auto kind = static_cast<fault_kind>(i);
+    EXPECT_FALSE(profile.stopped(kind, 119)) << to_string(kind);
+    EXPECT_EQ(profile.stopped(kind, 120), kind != fault_kind::abort) << to_string(kind);
+  }
+}
+
+TEST(FaultProfile, DescribeNamesTheStopWhenThereIsOne) {
+  fault_profile profile;
+  profile.set(fault_kind::transfer_stall, 200'000);
+  EXPECT_EQ(profile.describe().find("faults_stop"), std::string::npos);
+  profile.faults_stop_us = 130;
+  const std::string text = profile.describe();
+  EXPECT_EQ(text.substr(text.size() - std::string(" faults_stop=130us").size()),
+            " faults_stop=130us")
+      << text;
+}
+
 }  // namespace
 }  // namespace kvsim::sim

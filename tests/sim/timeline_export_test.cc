@@ -248,7 +248,8 @@ exported_run run_exported(const scenarios::scenario_spec& spec, core::variant v,
                           std::uint64_t seed) {
   random_walk chooser(seed);
   const auto w = scenarios::make_scenario_world(spec, v, chooser, seed);
-  properties::checker_set checkers(0, spec.heal_bound_us);
+  properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
+                                    spec.heal_bound_us);
   checkers.attach(w->world());
   w->run();
   exported_run out;

@@ -344,6 +344,25 @@ TEST_F(Traces, ATraceFromBeforePeerDeathLoadsWithItOff) {
   EXPECT_EQ(load_trace(path).faults.of(fault_kind::peer_death), 0u);
 }
 
+// The drawn stop of faults travels in the profile; a trace written before the stop existed
+// lacks it and loads as faults that never stop (its run replays as recorded).
+TEST_F(Traces, TheFaultStopRoundTripsAndIsAbsentFromOlderTraces) {
+  trace t = sample_trace();
+  write_trace(dir / "never.json", t);
+  EXPECT_FALSE(json::parse(read_bytes(dir / "never.json"))["fault_profile"].contains("faults_stop_us"));
+  EXPECT_EQ(load_trace(dir / "never.json").faults.faults_stop_us, faults_never_stop);
+
+  t.faults.faults_stop_us = 345;
+  write_trace(dir / "stops.json", t);
+  EXPECT_EQ(json::parse(read_bytes(dir / "stops.json"))["fault_profile"]["faults_stop_us"], 345);
+  EXPECT_EQ(load_trace(dir / "stops.json"), t);
+}
+
+TEST_F(Traces, LoadingABadFaultStopNamesIt) {
+  const auto path = edited([](json& d) { d["fault_profile"]["faults_stop_us"] = -3; });
+  expect_load_error(path, "field 'fault_profile.faults_stop_us' must be a non-negative integer");
+}
+
 TEST_F(Traces, LoadingAFaultRateAboveCertaintyNamesIt) {
   const auto path = edited([](json& d) { d["fault_profile"]["drop"] = 2'000'000; });
   expect_load_error(path, "field 'fault_profile.drop' is 2000000 per million");

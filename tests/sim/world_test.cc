@@ -5,10 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 #include <stdexcept>
 
+#include "properties/liveness_checker.h"
 #include "sim/first_choice.h"
+#include "sim/wait_queue.h"
 #include "sim/replay.h"
 #include "tests/sim/two_rank_runs.h"
 
@@ -264,16 +267,142 @@ TEST(World, APlantedLeakIsFoundAtQuiescence) {
   EXPECT_NE(run.found->message.find("room 7/gen 1"), std::string::npos) << run.found->message;
 }
 
-TEST(World, TheStepLimitCatchesALivelock) {
+bool has_line(const finding& f, const std::string& line) {
+  return std::find(f.details.begin(), f.details.end(), line) != f.details.end();
+}
+
+// A line that starts with `prefix` and contains `part` (step numbers depend on the schedule).
+bool has_line_with(const finding& f, const std::string& prefix, const std::string& part = "") {
+  return std::any_of(f.details.begin(), f.details.end(), [&](const std::string& line) {
+    return line.rfind(prefix, 0) == 0 && line.find(part) != std::string::npos;
+  });
+}
+
+// A stuck world for the evidence tests: rank 1 starts request 7/0 (the liveness checker sees
+// it) and waits on its mailbox for a message nobody sends; a "helper" returns.
+void stuck_request_world(world& w, wait_queue& mailbox) {
+  w.spawn({1, "decode", 0}, [&w, &mailbox] {
+    w.core_sink().emit(core::event{1, core::pages_allocated{{7, 0}, {3}}});
+    w.step();
+    mailbox.wait();
+  });
+  w.spawn({0, "helper", 0}, [&w] { w.step(); });
+}
+
+TEST(World, TheStepLimitCatchesALivelockWithEvidence) {
   random_walk chooser(1);
   world w(chooser, world_config{100, 64 * 1024, {}});
+  wait_queue mailbox(w, "mailbox of rank 1");
+  properties::liveness_checker liveness(0, 1'000'000);
+  w.add_checker(liveness);
+  stuck_request_world(w, mailbox);
   w.spawn({0, "spinner", 0}, [&w] {
-    for (;;) w.step();
+    for (;;) {
+      w.emit(fault_fired{"spin"});
+      w.step();
+    }
   });
   const run_outcome outcome = w.run();
   EXPECT_EQ(outcome.end, run_end::finding);
-  EXPECT_EQ(w.found()->invariant, "livelock");
   EXPECT_EQ(outcome.steps, 100u);
+  ASSERT_TRUE(w.found().has_value());
+  const finding& f = *w.found();
+  EXPECT_EQ(f.invariant, "livelock") << "no deadline passed: the clock never moved";
+  EXPECT_EQ(f.message,
+            "livelock: no quiescence within the step limit of 100 steps (t=0us); r1.decode.0 "
+            "waits on mailbox of rank 1; r0.spinner.0 is ready to run");
+  // Who waits on what, who is done, what was last decided, what is left unfinished.
+  EXPECT_TRUE(has_line(f, "r1.decode.0 waits on mailbox of rank 1")) << ::testing::PrintToString(f.details);
+  EXPECT_TRUE(has_line(f, "r0.spinner.0 is ready to run"));
+  EXPECT_TRUE(has_line(f, "1 actors have returned"));
+  EXPECT_TRUE(has_line_with(f, "last core decision: step ",
+                            "r1.decode.0 core_decided rank 1 pages_allocated room 7/gen 0"))
+      << ::testing::PrintToString(f.details);
+  EXPECT_TRUE(has_line_with(f, "unfinished: room 7/gen 0 on rank 1 started at t=0us (step ",
+                            "pages_allocated), due by t=1000000us"))
+      << ::testing::PrintToString(f.details);
+  // The last 8 events, the spinner's own last of them.
+  EXPECT_EQ(std::count_if(f.details.begin(), f.details.end(),
+                          [](const std::string& l) { return l.rfind("recent: ", 0) == 0; }),
+            8);
+  EXPECT_TRUE(has_line_with(f, "recent: step 99 t=0us r0.spinner.0 fault_fired spin"))
+      << ::testing::PrintToString(f.details);
+}
+
+// A run that spins with the clock moving (a poller sleeping between polls) past a request's
+// due time is an I9 finding at the step limit, not a bare livelock: the request is overdue
+// whether or not an event came to notice it. The livelock evidence follows in its details.
+TEST(World, AStepLimitPastARequestsDueTimeIsI9WithTheLivelockEvidence) {
+  random_walk chooser(1);
+  world w(chooser, world_config{200, 64 * 1024, {}});
+  wait_queue mailbox(w, "mailbox of rank 1");
+  properties::liveness_checker liveness(50, 100);  // faults stopped at 50us: due by 150us
+  w.add_checker(liveness);
+  stuck_request_world(w, mailbox);
+  w.spawn({0, "poller", 0}, [&w] {
+    for (;;) w.wait_virtual(10);
+  });
+  EXPECT_EQ(w.run().end, run_end::finding);
+  ASSERT_TRUE(w.found().has_value());
+  const finding& f = *w.found();
+  EXPECT_EQ(f.invariant, "I9") << f.message;
+  EXPECT_EQ(f.message,
+            "I9: room 7/gen 0 on rank 1 started at t=0us has not finished by t=150us, 100us "
+            "after faults stopped at t=50us");
+  EXPECT_TRUE(has_line_with(f, "livelock: no quiescence within the step limit of 200 steps"))
+      << ::testing::PrintToString(f.details);
+  EXPECT_TRUE(has_line(f, "r1.decode.0 waits on mailbox of rank 1"));
+}
+
+TEST(World, ADeadlockNamesWhatWasLastDecidedAndWhatIsUnfinished) {
+  random_walk chooser(1);
+  world w(chooser, world_config{});
+  wait_queue mailbox(w, "mailbox of rank 1");
+  properties::liveness_checker liveness(0, 1'000'000);
+  w.add_checker(liveness);
+  stuck_request_world(w, mailbox);
+  EXPECT_EQ(w.run().end, run_end::finding);
+  ASSERT_TRUE(w.found().has_value());
+  const finding& f = *w.found();
+  EXPECT_EQ(f.invariant, "deadlock");
+  EXPECT_NE(f.message.find("nothing can run; r1.decode.0 waits on mailbox of rank 1"),
+            std::string::npos)
+      << f.message;
+  EXPECT_TRUE(has_line(f, "r0.helper.0 has returned")) << ::testing::PrintToString(f.details);
+  EXPECT_TRUE(has_line_with(f, "last core decision: step ", "pages_allocated room 7/gen 0"));
+  EXPECT_TRUE(has_line_with(f, "recent: step ", "r0.helper.0 actor_finished returned"));
+  EXPECT_TRUE(has_line_with(f, "unfinished: room 7/gen 0 on rank 1 started at t=0us (step ",
+                            "pages_allocated), due by t=1000000us"))
+      << ::testing::PrintToString(f.details);
+}
+
+// --- faults stop -------------------------------------------------------------------------
+
+// Every fault kind certain until 100us: each opportunity fires before the stop; after it none
+// does and none is even a decision (the search has nothing to choose), while the scenario's
+// abort keeps firing.
+TEST(World, FaultsFireUntilTheirStopAndNeverAfterExceptTheAbort) {
+  fault_profile faults;
+  for (std::size_t i = 0; i < fault_kind_count; ++i) faults.per_million[i] = 1'000'000;
+  faults.faults_stop_us = 100;
+  random_walk chooser(1);
+  world w(chooser, world_config{20'000, 64 * 1024, faults});
+  std::vector<std::pair<std::uint64_t, bool>> drops;
+  std::vector<bool> aborts;
+  w.spawn({0, "faulty", 0}, [&] {
+    for (int i = 0; i < 4; ++i) {
+      drops.emplace_back(w.now_us(), w.fault(fault_kind::message_drop));
+      aborts.push_back(w.fault(fault_kind::abort));
+      w.wait_virtual(40);
+    }
+  });
+  EXPECT_EQ(w.run().end, run_end::quiescent);
+  EXPECT_EQ(drops, (std::vector<std::pair<std::uint64_t, bool>>{
+                       {0, true}, {40, true}, {80, true}, {120, false}}));
+  EXPECT_EQ(aborts, (std::vector<bool>{true, true, true, true}));
+  std::size_t fault_decisions = 0;
+  for (const decision& d : w.decisions()) fault_decisions += d.kind == decision_kind::fault;
+  EXPECT_EQ(fault_decisions, 3u + 4u) << "drops before the stop, aborts always";
 }
 
 TEST(World, AnActorThatThrowsIsAFindingNotACrash) {

@@ -33,7 +33,7 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
 
 void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect) {
   const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
-  properties::checker_set checkers(0, setup.spec.heal_bound_us);
+  properties::checker_set checkers(properties::liveness_from_us(setup.faults), setup.spec.heal_bound_us);
   checkers.attach(w->world(), setup.checkers);
   const sim::run_outcome outcome = w->run();
   inspect(w->world(), outcome);
