@@ -84,6 +84,10 @@ def search(kvsim: pathlib.Path, scenarios: list[str], plan: budget, timeout_s: f
                     return verdict(False, timed_out=True, scenario=scenario, strategy=strategy, seconds=seconds)
                 if code == 0:
                     continue
+                if code == 1 and _findings(rows_file) == 0:
+                    # Clean but `unexercised` (a declared code probe missed): no bug was
+                    # found, so the mutant is not killed by it.
+                    continue
                 if code == 1:
                     return verdict(True, scenario=scenario, strategy=strategy,
                                    invariant=_first_invariant(rows_file), seconds=seconds)
@@ -94,6 +98,14 @@ def search(kvsim: pathlib.Path, scenarios: list[str], plan: budget, timeout_s: f
                 return verdict(True, scenario=scenario, strategy=strategy,
                                invariant=f"crash: {_signal_name(code)}", seconds=seconds)
     return verdict(False, seconds=time.monotonic() - started)
+
+
+def _findings(rows_file: pathlib.Path) -> int | None:
+    """How many findings the search's row reports; None when the rows cannot be read."""
+    try:
+        return int(json.loads(rows_file.read_text())[0]["findings"])
+    except (OSError, ValueError, IndexError, KeyError, TypeError):
+        return None
 
 
 def _first_invariant(rows_file: pathlib.Path) -> str:
