@@ -128,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(HardBugs, RandomScenariosRed,
                                            core::bug::b8_local_failure_release,
                                            core::bug::b11_stale_ack,
                                            core::bug::b12_deadline_release),
-                         [](const auto& info) { return core::variant::with(info.param).name(); });
+                         [](const auto& bug_param) { return core::variant::with(bug_param.param).name(); });
 
 }  // namespace
 }  // namespace kvsim::scenarios
