@@ -39,9 +39,6 @@ constexpr std::uint64_t choice_free_source_now = 0xf5ee;
 constexpr std::uint64_t heartbeat_us = 5;
 constexpr std::uint64_t teardown_us = 20;
 
-// Thrown in a dead prefill rank's actor at its next wait: the actor ends there.
-struct rank_died {};
-
 core::cluster_key world_key() {
   core::cluster_key key;
   for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<std::uint8_t>(0x5a ^ i);
@@ -128,8 +125,8 @@ struct transfer_world::parts {
       }
     }
     for (rank_id p : prefill_ranks) {
-      world.spawn({p, "prefill", 0}, [this, p] { until_death([&] { prefill_scheduler(p); }); });
-      world.spawn({p, "bootstrap", 0}, [this, p] { until_death([&] { prefill_bootstrap(p); }); });
+      world.spawn({p, "prefill", 0}, [this, p] { prefill_scheduler(p); });
+      world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); });
       if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); });
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
@@ -151,17 +148,9 @@ struct transfer_world::parts {
   }
 
   // --- peer death ----------------------------------------------------------------------
-  template <class body_fn>
-  static void until_death(body_fn body) {
-    try {
-      body();
-    } catch (const rank_died&) {
-      // The rank is dead: this actor ends here, whatever it was doing.
-    }
-  }
-
-  void stop_if_dead(rank_id p) const {
-    if (!liveness.alive(p)) throw rank_died{};
+  // A dead rank's actor ends where it stands (the world unwinds it).
+  void stop_if_dead(rank_id p) {
+    if (!liveness.alive(p)) world.end_current_actor();
   }
   // The prefill rank's waits: a dead rank stops at the first of them (it may have run on
   // since the death until here, as a process runs until the signal lands; whatever it sends

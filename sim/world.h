@@ -33,6 +33,9 @@ namespace kvsim::sim {
 // Thrown inside an actor when the run is over and its fiber must unwind. Actors never catch
 // it (the world's actor wrapper does).
 struct run_cancelled {};
+// Thrown by world::end_current_actor: the actor stops where it is (a rank that died). Actors
+// never catch it either.
+struct actor_ended {};
 
 struct world_config {
   std::uint64_t step_limit = 20'000;  // more schedule steps than this is a livelock finding
@@ -94,6 +97,10 @@ class world {
   void post(std::uint64_t delay_us, std::function<void()> deliver);
   // A port or scenario reports a finding directly (e.g. mismatched collectives).
   void report(finding f);
+
+  // Ends the calling actor at once, wherever it is, unwinding its frames (a rank whose
+  // process died stops mid-call). It finishes as if it had returned.
+  [[noreturn]] void end_current_actor();
 
   void emit(sim_event_body body);
   actor_id current() const { return current_; }

@@ -102,6 +102,33 @@ TEST(World, QuiescenceAuditsRunOnceAfterTheLastActorAndTheirEventsAreChecked) {
   }
 }
 
+// An actor that ends itself mid-call (a rank whose process died) stops there, finishes as if
+// it had returned, and the others run on to quiescence.
+TEST(World, AnActorThatEndsItselfStopsWhereItStands) {
+  first_choice chooser;
+  world w(chooser, world_config{});
+  bool after_end = false;
+  int other_steps = 0;
+  w.spawn({0, "dies", 0}, [&] {
+    std::vector<int> frame_with_a_destructor(64, 1);
+    w.step();
+    w.end_current_actor();
+    after_end = true;
+  });
+  w.spawn({1, "lives", 0}, [&] {
+    for (int i = 0; i < 3; ++i, ++other_steps) w.step();
+  });
+  const run_outcome outcome = w.run();
+  EXPECT_EQ(outcome.end, run_end::quiescent);
+  EXPECT_FALSE(after_end);
+  EXPECT_EQ(other_steps, 3);
+  int finished_returned = 0;
+  for (const sim_event& e : w.events()) {
+    if (const auto* f = std::get_if<actor_finished>(&e.body)) finished_returned += f->cancelled ? 0 : 1;
+  }
+  EXPECT_EQ(finished_returned, 2);
+}
+
 TEST(World, SafeTestWorldRunsToQuiescenceWithoutFindings) {
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const run_record run = run_random(seed);
