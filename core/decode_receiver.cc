@@ -98,7 +98,15 @@ void decode_receiver::on_ack(const control_message& ack) {
     if (it == requests_.end()) return;
     key = it->first;
   } else {
-    if (!ack.token || !requests_.contains(key)) return;
+    if (!ack.token) return;
+    // Only an abort still waiting hears an ACK. A late or duplicated one for a finished request
+    // is dropped before the verifier, which would otherwise remember its token for good: the
+    // request forgot its tokens when it finished, and nothing would forget this one.
+    const auto waiting = requests_.find(key);
+    if (waiting == requests_.end() || (waiting->second.now != phase::aborting &&
+                                       waiting->second.now != phase::quarantined)) {
+      return;
+    }
     if (!state_.tokens.accept(*ack.token, key, ack.from)) return;  // rejection is an event
   }
   request& r = requests_.at(key);

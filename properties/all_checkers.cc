@@ -27,6 +27,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
   if (damage) w.add_checker(use_after_free);
   if (rules) {
     w.add_checker(ack_after_drain);
+    w.add_checker(abort_authority);
     w.add_checker(release_after_acks);
     w.add_checker(closed_room);
     w.add_checker(status_books);
@@ -38,6 +39,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
   // I9 before I8: a request that never finished is the cause, the pages it still holds (which
   // the leak checker would report at the same quiescence) are the consequence.
   w.add_checker(liveness);
+  w.add_checker(outcome);
   w.add_checker(leak);
   w.add_checker(prefetch_leak);
 }

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string_view>
 
+#include "properties/abort_authority_checker.h"
 #include "properties/ack_after_drain_checker.h"
 #include "properties/closed_room_checker.h"
 #include "properties/data_integrity_checker.h"
@@ -20,6 +21,7 @@
 #include "properties/leak_checker.h"
 #include "properties/ledger_audit_checker.h"
 #include "properties/liveness_checker.h"
+#include "properties/outcome_checker.h"
 #include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
 #include "properties/status_books_checker.h"
@@ -54,6 +56,7 @@ struct checker_set {
 
   use_after_free_checker use_after_free;          // I1 (and ledger misuse)
   ack_after_drain_checker ack_after_drain;        // I2
+  abort_authority_checker abort_authority;        // I2: an ACK target needs a real token
   release_after_acks_checker release_after_acks;  // I3
   closed_room_checker closed_room;                // I4
   status_books_checker status_books;              // I4: the status table's answers
@@ -63,6 +66,7 @@ struct checker_set {
   ledger_audit_checker ledger_audit;              // I8: the ledger's books at quiescence
   prefetch_leak_checker prefetch_leak;            // I8: prefetch entries, locks, host pages
   liveness_checker liveness;                      // I9
+  outcome_checker outcome;                        // I9: a failure needs a cause
 };
 
 }  // namespace kvsim::properties

@@ -26,8 +26,11 @@ std::vector<sim::core_audited> audit_prefill(core::rank_id rank, const core::pre
                                              const core::transfer_status_table& statuses,
                                              const std::vector<core::room_key>& keys);
 
-// A decode rank: requests it registered (`keys`) that its receiver never finished.
+// A decode rank: requests it registered (`keys`) that its receiver never finished, and the
+// drain-ACK tokens its verifier still remembers once every request finished (each finished
+// request forgets its own: what stays is memory that only grows).
 sim::core_audited audit_decode(core::rank_id rank, const core::decode_receiver& receiver,
+                               const core::abort_token_verifier& verifier,
                                const std::vector<core::room_key>& keys);
 
 }  // namespace kvsim::scenarios

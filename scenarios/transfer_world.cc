@@ -142,7 +142,7 @@ struct transfer_world::parts {
       for (const auto& [rank, part] : decode) {
         world.emit(audit_ledger(rank, part->ledger, keys));
         const std::vector<room_key> registered(part->registered.begin(), part->registered.end());
-        world.emit(audit_decode(rank, part->receiver, registered));
+        world.emit(audit_decode(rank, part->receiver, part->verifier, registered));
       }
     });
   }

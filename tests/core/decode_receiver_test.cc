@@ -72,6 +72,21 @@ TEST_F(DecodeReceiver, PagesAreReleasedOnlyWhenEveryExpectedRankHasAcked) {
   EXPECT_EQ(sink.last<request_pages_released>()->reason, release_reason::all_acks);
 }
 
+TEST_F(DecodeReceiver, AnAckAfterTheRequestFinishedLeavesNothingInTheVerifier) {
+  // A duplicated or delayed drain-ACK that lands after the last one settled the abort: the
+  // finished request forgot its tokens, so a verifier that still checked (and remembered)
+  // this one would keep it for good, one entry per late ACK for the life of the engine.
+  start_and_abort();
+  receiver.on_message(ack_from(0));
+  receiver.on_message(ack_from(1));
+  ASSERT_TRUE(receiver.finished(request));
+  ASSERT_EQ(verifier.remembered(), 0u);
+  receiver.on_message(ack_from(1));
+  receiver.on_message(ack_from(0));
+  EXPECT_EQ(verifier.remembered(), 0u);
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 2u);
+}
+
 TEST_F(DecodeReceiver, AnAckForTheOlderRequestOnTheSameRoomDoesNotCount) {
   start_and_abort();
   control_message stale = ack_from(0);

@@ -44,6 +44,9 @@ TEST(CheckerSet, AWorldWithTheSetAttachedStaysQuietOnACleanRun) {
   w.spawn({0, "sender", 0}, [&w] {
     w.core_sink().emit(core::event{0, core::room_opened{request_a}});
     w.step();
+    // A failure of the rank's own is why the request ends aborted (the outcome checker asks
+    // for a cause).
+    w.emit(sim::failure_injected{request_a, 0});
     w.core_sink().emit(core::event{0, core::room_closed{request_a, 0, false}});
     w.core_sink().emit(core::event{0, core::drain_ack_sent{request_a, 1, 77, true, 0}});
     w.core_sink().emit(

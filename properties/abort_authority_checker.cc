@@ -1,0 +1,51 @@
+#include "properties/abort_authority_checker.h"
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "properties/finding_text.h"
+
+namespace kvsim::properties {
+
+std::optional<sim::finding> abort_authority_checker::observe(const sim::sim_event& e,
+                                                             std::size_t index) {
+  const auto* decided = std::get_if<sim::core_decided>(&e.body);
+  if (decided == nullptr) return std::nullopt;
+  const core::event& what = decided->what;
+  const event_mark at{e.step, index};
+  if (const auto* issued = std::get_if<core::token_issued>(&what.body)) {
+    issued_.try_emplace({what.rank, issued->key, issued->nonce}, at);
+  } else if (const auto* accepted = std::get_if<core::token_accepted>(&what.body)) {
+    accepted_.insert({what.rank, accepted->key, accepted->nonce});
+  } else if (const auto* target = std::get_if<core::ack_target_registered>(&what.body)) {
+    return check_target(*target, what.rank, at);
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> abort_authority_checker::check_target(
+    const core::ack_target_registered& target, core::rank_id rank, event_mark at) const {
+  std::vector<std::string> reasons;
+  std::vector<std::size_t> evidence{at.index};
+  const auto issue = issued_.find({target.decode_rank, target.key, target.nonce});
+  if (issue == issued_.end()) {
+    reasons.push_back("rank " + std::to_string(target.decode_rank) +
+                      " never issued that token");
+  } else {
+    evidence.push_back(issue->second.index);
+  }
+  if (!accepted_.contains({rank, target.key, target.nonce})) {
+    reasons.push_back("rank " + std::to_string(rank) + "'s verifier never accepted it");
+  }
+  if (reasons.empty()) return std::nullopt;
+  sort_evidence(evidence);
+  std::string message = "I2: rank " + std::to_string(rank) + " registered a drain-ACK target for " +
+                        core::to_string(target.key) + " (decode rank " +
+                        std::to_string(target.decode_rank) + ", nonce " +
+                        std::to_string(target.nonce) + ") at step " + std::to_string(at.step) +
+                        " but " + join_and(reasons);
+  return sim::finding{"I2", std::move(message), std::move(evidence), {}};
+}
+
+}  // namespace kvsim::properties

@@ -1,0 +1,45 @@
+#pragma once
+// DOMAIN.md I2, the token half: an ABORT_ACK answers an abort decode really sent.
+//
+// Prefill acts on an ABORT only after its verifier accepted the ABORT's token; otherwise a
+// forged or replayed ABORT could close a live room, drain it and send a drain-ACK that frees
+// another request's pages on decode (the "authenticated abort tokens" of DOMAIN.md). From the
+// events alone: every ack_target_registered of request k on prefill rank r, for decode rank d
+// and nonce n, needs
+//   - a token_issued of k with nonce n by rank d earlier in the log (decode sent that abort),
+//   - a token_accepted of k with nonce n on rank r earlier in the log (r checked it).
+// A core that skips its check, or whose verifier lets a tampered token through (another
+// nonce, generation or room), registers a target the events cannot justify. Evidence: the
+// registration, and the issue it matched if any.
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <tuple>
+
+#include "core/events.h"
+#include "core/ids.h"
+#include "properties/page_ownership.h"
+#include "sim/checker.h"
+#include "sim/sim_events.h"
+
+namespace kvsim::properties {
+
+class abort_authority_checker : public sim::checker {
+ public:
+  const char* name() const override { return "abort_authority"; }
+  std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
+
+ private:
+  // (who, request, nonce): the issuing rank for an issue, the checking rank for an acceptance.
+  using token_at = std::tuple<core::rank_id, core::room_key, std::uint64_t>;
+
+  std::optional<sim::finding> check_target(const core::ack_target_registered& target,
+                                           core::rank_id rank, event_mark at) const;
+
+  std::map<token_at, event_mark> issued_;
+  std::set<token_at> accepted_;
+};
+
+}  // namespace kvsim::properties

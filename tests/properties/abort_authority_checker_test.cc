@@ -1,0 +1,89 @@
+#include "properties/abort_authority_checker.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+
+#include "tests/properties/event_builder.h"
+
+namespace kvsim::properties {
+namespace {
+
+using core::room_key;
+using testing::event_builder;
+using testing::observe_all;
+
+const room_key request_a{7, 0};
+const room_key request_b{7, 1};  // the same room, reused: a new request
+
+// --- fires ------------------------------------------------------------------------------
+
+TEST(AbortAuthorityChecker, FiresOnATargetWhoseTokenWasNeverChecked) {
+  // prefill_sender::on_abort without its verifier call: decode's genuine token, never checked.
+  event_builder log;
+  const auto issued = log.at(3).decided(1, core::token_issued{request_a, 4});
+  const auto target = log.at(6).decided(0, core::ack_target_registered{request_a, 1, 4});
+
+  abort_authority_checker checker;
+  const sim::finding expected{
+      "I2",
+      "I2: rank 0 registered a drain-ACK target for room 7/gen 0 (decode rank 1, nonce 4) at "
+      "step 6 but rank 0's verifier never accepted it",
+      {issued, target},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(AbortAuthorityChecker, FiresOnATokenDecodeNeverIssued) {
+  // A verifier that lets a tampered nonce through: accepted, but nobody issued it.
+  event_builder log;
+  log.at(3).decided(1, core::token_issued{request_a, 4});
+  log.decided(0, core::token_accepted{request_a, 5});
+  const auto target = log.at(6).decided(0, core::ack_target_registered{request_a, 1, 5});
+
+  abort_authority_checker checker;
+  const sim::finding expected{
+      "I2",
+      "I2: rank 0 registered a drain-ACK target for room 7/gen 0 (decode rank 1, nonce 5) at "
+      "step 6 but rank 1 never issued that token",
+      {target},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(AbortAuthorityChecker, FiresOnAnOldGenerationsTokenForTheReusedRoom) {
+  event_builder log;
+  log.decided(1, core::token_issued{request_a, 4});
+  log.decided(0, core::token_accepted{request_a, 4});
+  log.decided(0, core::ack_target_registered{request_b, 1, 4});
+  abort_authority_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->invariant, "I2");
+}
+
+TEST(AbortAuthorityChecker, FiresWhenAnotherRankAcceptedIt) {
+  event_builder log;
+  log.decided(2, core::token_issued{request_a, 4});
+  log.decided(1, core::token_accepted{request_a, 4});  // prefill rank 1 checked it
+  log.decided(0, core::ack_target_registered{request_a, 2, 4});  // rank 0 did not
+  abort_authority_checker checker;
+  EXPECT_TRUE(observe_all(checker, log.events()).has_value());
+}
+
+// --- quiet ------------------------------------------------------------------------------
+
+TEST(AbortAuthorityChecker, QuietOnAnIssuedAndAcceptedToken) {
+  event_builder log;
+  log.decided(1, core::token_issued{request_a, 4});
+  log.decided(0, core::token_accepted{request_a, 4});
+  log.decided(0, core::ack_target_registered{request_a, 1, 4});
+  log.decided(2, core::token_issued{request_b, 1});
+  log.decided(0, core::token_accepted{request_b, 1});
+  log.decided(0, core::ack_target_registered{request_b, 2, 1});
+  abort_authority_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kvsim::properties
