@@ -6,11 +6,19 @@
 // the status the events left. A table whose answers drift from its decisions lets a scheduler
 // act on a status nobody set: a Failed request read as transferring keeps sending, a reused
 // room id read with its predecessor's status finishes as the wrong outcome.
+//
+// The books must also follow the room's life on that rank (room_lifetimes' events), which the
+// table only records: at every read, a room opened and not yet cleared holds Failed once it
+// closed after its open (an abort or a failure), else Transferring once it admitted a chunk,
+// else Bootstrapping; Failed is always allowed (a transfer may fail without a close). A table that refuses a legitimate update (an absent room's first status,
+// a step forward, the Failed of an abort) keeps answering a status the room left behind.
 #include <cstddef>
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <utility>
 
+#include "core/events.h"
 #include "core/ids.h"
 #include "core/kv_status.h"
 #include "sim/checker.h"
@@ -28,7 +36,20 @@ class status_books_checker : public sim::checker {
     std::optional<core::kv_status> status;
     std::optional<std::size_t> since;  // the event that set it (or forgot it)
   };
-  std::map<std::pair<core::rank_id, core::room_key>, replayed> statuses_;
+  // A room's life on one rank, from room_lifetimes' events: what its status must be.
+  struct room_life {
+    std::optional<std::size_t> opened;
+    std::optional<std::size_t> admitted;  // the first chunk after the open
+    std::optional<std::size_t> closed;    // the first close after the open
+  };
+  using rank_room = std::pair<core::rank_id, core::room_key>;
+
+  void follow_room(const core::event& e, std::size_t index);
+  std::optional<sim::finding> check_progress(const sim::status_read& read, std::uint64_t step,
+                                             std::size_t index) const;
+
+  std::map<rank_room, replayed> statuses_;
+  std::map<rank_room, room_life> rooms_;  // opened and not yet cleared
 };
 
 }  // namespace kvsim::properties

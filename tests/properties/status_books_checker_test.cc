@@ -72,3 +72,56 @@ TEST(StatusBooksChecker, FiresOnAChangeFromAStatusTheEventsDidNotLeave) {
 
 }  // namespace
 }  // namespace kvsim::properties
+
+namespace kvsim::properties {
+namespace {
+
+const room_key b{8, 0};
+
+TEST(StatusBooksChecker, FiresWhenTheBooksLagBehindTheRoomsLife) {
+  // A table that refused the step forward (Bootstrapping to Transferring) answers what its
+  // events say, but the room had admitted a chunk: the books are consistent and wrong.
+  event_builder log;
+  log.decided(0, core::room_opened{b});
+  log.decided(0, core::status_changed{b, std::nullopt, kv_status::bootstrapping});
+  const auto admitted = log.decided(0, core::chunk_admitted{b, 1});
+  const auto read = log.at(9).add(sim::status_read{0, b, kv_status::bootstrapping});
+  status_books_checker checker;
+  const sim::finding expected{
+      "I4",
+      "I4: rank 0's status table answered Bootstrapping for room 8/gen 0 at step 9, but the "
+      "room had admitted a chunk (Transferring expected)",
+      {admitted, read},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(StatusBooksChecker, FiresWhenAClosedRoomIsNotFailed) {
+  event_builder log;
+  log.decided(0, core::room_opened{b});
+  log.decided(0, core::status_changed{b, std::nullopt, kv_status::bootstrapping});
+  log.decided(0, core::chunk_admitted{b, 1});
+  log.decided(0, core::status_changed{b, kv_status::bootstrapping, kv_status::transferring});
+  log.decided(0, core::room_closed{b, 1, false});
+  log.add(sim::status_read{0, b, kv_status::transferring});
+  status_books_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->invariant, "I4");
+}
+
+TEST(StatusBooksChecker, QuietWhenATransferFailsWithoutAClose) {
+  event_builder log;
+  log.decided(0, core::room_opened{b});
+  log.decided(0, core::status_changed{b, std::nullopt, kv_status::bootstrapping});
+  log.decided(0, core::chunk_admitted{b, 1});
+  log.decided(0, core::status_changed{b, kv_status::bootstrapping, kv_status::failed});
+  log.add(sim::status_read{0, b, kv_status::failed});
+  log.decided(0, core::room_cleared{b});
+  log.add(sim::status_read{0, b, kv_status::failed});  // the books' rule judges this one
+  status_books_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
+}  // namespace
+}  // namespace kvsim::properties
