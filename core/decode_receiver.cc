@@ -103,14 +103,11 @@ void decode_receiver::on_ack(const control_message& ack) {
     // is dropped before the verifier, which would otherwise remember its token for good: the
     // request forgot its tokens when it finished, and nothing would forget this one.
     const auto waiting = requests_.find(key);
-    if (waiting == requests_.end() || (waiting->second.now != phase::aborting &&
-                                       waiting->second.now != phase::quarantined)) {
-      return;
-    }
+    if (waiting == requests_.end() || !awaits_acks(waiting->second)) return;
     if (!state_.tokens.accept(*ack.token, key, ack.from)) return;  // rejection is an event
   }
   request& r = requests_.at(key);
-  if (r.now != phase::aborting && r.now != phase::quarantined) return;
+  if (!awaits_acks(r)) return;  // B11's match by room may find a request not aborting
   if (std::find(r.prefill_ranks.begin(), r.prefill_ranks.end(), ack.from) == r.prefill_ranks.end()) {
     return;  // not a rank this abort waits for
   }
@@ -259,8 +256,7 @@ bool decode_receiver::quarantined(room_key key) const {
 
 bool decode_receiver::aborting(room_key key) const {
   const auto it = requests_.find(key);
-  return it != requests_.end() &&
-         (it->second.now == phase::aborting || it->second.now == phase::quarantined);
+  return it != requests_.end() && awaits_acks(it->second);
 }
 
 }  // namespace kvsim::core

@@ -83,6 +83,10 @@ class decode_receiver {
   void count_teardown(room_key key, rank_id peer);
   void hold_pages(room_key key);
   // Every expected rank drain-ACKed or was torn down.
+  // An abort armed and not yet settled: the only state in which a drain-ACK means anything.
+  static bool awaits_acks(const request& r) {
+    return r.now == phase::aborting || r.now == phase::quarantined;
+  }
   bool settled(const request& r) const;
   std::uint32_t settled_count(const request& r) const;
   void finish_abort(room_key key);

@@ -7,15 +7,18 @@
 #include <vector>
 
 #include "properties/finding_text.h"
+#include "sim/fault_profile.h"
 
 namespace kvsim::properties {
 namespace {
 
-// The fault kinds that may fail a request no one aborted (sim/fault_profile.cc names them).
-// Not `abort` (it times the scenario's own aborts), `replay` or `forge` (the adversary,
-// whose messages a correct core refuses).
+// The fault kinds that may fail a request no one aborted. Not `abort` (it times the
+// scenario's own aborts), `message_replay` or `message_forge` (the adversary, whose messages
+// a correct core refuses).
 bool may_fail_a_request(std::string_view fault) {
-  return fault != "abort" && fault != "replay" && fault != "forge";
+  const auto kind = sim::fault_kind_from_string(fault);
+  return kind != sim::fault_kind::abort && kind != sim::fault_kind::message_replay &&
+         kind != sim::fault_kind::message_forge;
 }
 
 }  // namespace

@@ -76,7 +76,7 @@ std::optional<sim::finding> status_books_checker::check_progress(const sim::stat
   if (room == rooms_.end()) return std::nullopt;
   const room_life& life = room->second;
   core::kv_status expected = core::kv_status::bootstrapping;
-  std::size_t because = *life.opened;
+  std::size_t because = life.opened;
   const char* why = "opened";
   if (life.closed) {
     expected = core::kv_status::failed;

@@ -38,7 +38,7 @@ class status_books_checker : public sim::checker {
   };
   // A room's life on one rank, from room_lifetimes' events: what its status must be.
   struct room_life {
-    std::optional<std::size_t> opened;
+    std::size_t opened = 0;
     std::optional<std::size_t> admitted;  // the first chunk after the open
     std::optional<std::size_t> closed;    // the first close after the open
   };
