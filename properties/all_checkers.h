@@ -21,6 +21,7 @@
 #include "properties/leak_checker.h"
 #include "properties/ledger_audit_checker.h"
 #include "properties/liveness_checker.h"
+#include "properties/misuse_checker.h"
 #include "properties/outcome_checker.h"
 #include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
@@ -59,6 +60,7 @@ struct checker_set {
   abort_authority_checker abort_authority;        // I2: an ACK target needs a real token
   release_after_acks_checker release_after_acks;  // I3
   closed_room_checker closed_room;                // I4
+  misuse_checker misuse;                          // the ledger refuses a careless caller
   status_books_checker status_books;              // I4: the status table's answers
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7

@@ -62,8 +62,18 @@ std::string misuse_text(const core::ledger_misuse& misuse, core::rank_id rank, s
 
 std::optional<sim::finding> use_after_free_checker::observe(const sim::sim_event& e,
                                                             std::size_t index) {
+  if (const auto* call = std::get_if<sim::misuse_attempted>(&e.body)) {
+    careless_call_on_ = call->rank;
+    return std::nullopt;
+  }
+  if (std::holds_alternative<sim::misuse_answered>(e.body)) {
+    careless_call_on_.reset();
+    return std::nullopt;
+  }
   if (const auto* decided = std::get_if<sim::core_decided>(&e.body)) {
-    if (const auto* misuse = std::get_if<core::ledger_misuse>(&decided->what.body)) {
+    const bool careless = careless_call_on_ == decided->what.rank;
+    if (const auto* misuse = std::get_if<core::ledger_misuse>(&decided->what.body);
+        misuse != nullptr && !careless) {
       return sim::finding{"misuse", misuse_text(*misuse, decided->what.rank, e.step), {index}, {}};
     }
     ownership_.observe(e, index);

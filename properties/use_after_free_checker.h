@@ -10,9 +10,12 @@
 //
 // It also reports ledger misuse (invariant "misuse"): the ledger refused a call that a correct
 // protocol never makes (a double release, a lease on a page the caller does not own, ...).
+// A refusal of a careless caller's call (between misuse_attempted and misuse_answered) is the
+// point of that fault, not the core's misuse: misuse_checker judges it.
 #include <cstddef>
 #include <optional>
 
+#include "core/ids.h"
 #include "properties/page_ownership.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
@@ -31,6 +34,7 @@ class use_after_free_checker : public sim::checker {
                                          std::size_t index) const;
 
   page_ownership ownership_;
+  std::optional<core::rank_id> careless_call_on_;  // a careless call is being answered there
 };
 
 }  // namespace kvsim::properties

@@ -13,6 +13,7 @@ constexpr std::array<const char*, probe_count> probe_names{
     "transport_timeout_unconfirmed",
     "decode_quarantine_confirmed",
     "peer_death_handled",
+    "careless_call_refused",
     "tombstone_left",
     "late_sender_refused",
     "tombstone_evicted",
@@ -77,6 +78,9 @@ void probe_counter::observe(const sim::sim_event& e) {
             if (c.op == sim::collective_op::barrier && drained_before_barrier_.erase(c.rank) != 0) {
               hit(probe::active_prefetch_drained);
             }
+          },
+          [&](const sim::misuse_answered& a) {
+            if (a.error) hit(probe::careless_call_refused);
           },
           [&](const sim::storage_read_ended& r) {
             if (!r.completed) reads_cut_short_.insert({r.rank, r.owner});

@@ -32,6 +32,7 @@ enum class probe : std::uint8_t {
   decode_quarantine_confirmed,    // decode kept pages out of reuse until the transport (or the
                                   // late ACKs) confirmed nothing writes them any more
   peer_death_handled,             // decode learnt a prefill rank died and held its pages
+  careless_call_refused,          // the ledger refused a careless caller's call (fault misuse)
   // Room lifetimes.
   tombstone_left,        // an abort closed a room before it opened
   late_sender_refused,   // a late open met that tombstone
@@ -51,7 +52,7 @@ enum class probe : std::uint8_t {
   active_prefetch_drained,   // an active prefetch drained before the barrier
   io_tail_freed,             // the I/O actor freed the tail after its storage call
 };
-inline constexpr std::size_t probe_count = 20;
+inline constexpr std::size_t probe_count = 21;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

@@ -41,6 +41,7 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
   if (f.message_replay) mask |= bit(sim::fault_kind::message_replay);
   if (f.message_forge) mask |= bit(sim::fault_kind::message_forge);
   if (f.peer_death) mask |= bit(sim::fault_kind::peer_death);
+  if (f.ledger_misuse) mask |= bit(sim::fault_kind::ledger_misuse);
   return mask;
 }
 

@@ -51,6 +51,7 @@ json faults_json(const fault_spec& f) {
   // Written only when on, so scenarios (and the traces that carry them) from before peer
   // death read as they did.
   if (f.peer_death) out["peer_death"] = true;
+  if (f.ledger_misuse) out["ledger_misuse"] = true;
   return out;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -13,6 +14,7 @@
 #include "core/prefill_sender.h"
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
+#include "scenarios/careless_call.h"
 #include "scenarios/core_audit.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_liveness.h"
@@ -34,6 +36,10 @@ constexpr std::uint64_t poll_interval_us = 5;
 constexpr std::uint64_t chunk_compute_us = 5;
 // Tags of the world's own data decisions (sim::world::choose).
 constexpr std::uint64_t choice_free_source_now = 0xf5ee;
+constexpr std::uint64_t choice_careless_call = 0xca11;
+constexpr std::uint64_t choice_careless_page = 0xca12;
+constexpr std::uint64_t choice_careless_caller = 0xca13;
+constexpr std::uint64_t choice_careless_variant = 0xca14;
 // Peer death: a heartbeat period (each one a chance for the rank to die), and how long the
 // transport takes to confirm a dead rank's connections torn down once its NIC went quiet.
 constexpr std::uint64_t heartbeat_us = 5;
@@ -130,6 +136,14 @@ struct transfer_world::parts {
       if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); });
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
+    if (spec.faults.ledger_misuse) {
+      for (rank_id p : prefill_ranks) {
+        world.spawn({p, "careless", 0}, [this, p] { careless_caller(p, prefill.at(p)->ledger); });
+      }
+      for (rank_id d : decode_ranks) {
+        world.spawn({d, "careless", 0}, [this, d] { careless_caller(d, decode.at(d)->ledger); });
+      }
+    }
     world.add_quiescence_audit([this] {
       for (const auto& [rank, part] : prefill) {
         world.emit(audit_ledger(rank, part->ledger, keys));
@@ -186,6 +200,113 @@ struct transfer_world::parts {
     while (!me.engine.quiet()) world.wait_virtual(poll_interval_us);
     world.wait_virtual(teardown_us);
     liveness.confirm_torn_down(p);
+  }
+
+  // --- the careless caller --------------------------------------------------------------
+  // Code outside the core that shares the rank's ledger and calls it wrongly (fault
+  // `misuse`), as a serving engine's scheduler with a bookkeeping bug would, at any poll the
+  // search chooses while the rank serves. Every call it makes is misuse whatever the ledger
+  // holds (or, for a retiring page, whatever the ledger itself says it holds); the ledger
+  // must refuse it, name the culprit, and change nothing. The checkers predict each refusal
+  // from the ledger's history.
+  void careless_caller(rank_id rank, core::page_ledger& ledger) {
+    const bool is_prefill = prefill.contains(rank);
+    for (;;) {
+      if (scheduling_done()) return;
+      if (is_prefill) {
+        prefill_wait_us(rank, poll_interval_us);
+      } else {
+        world.wait_virtual(poll_interval_us);
+      }
+      if (world.fault(sim::fault_kind::ledger_misuse)) misuse_once(rank, ledger);
+    }
+  }
+
+  // Every scheduler returned (a dead prefill rank's never will: it counts as done).
+  bool scheduling_done() const {
+    return all_decode_done() &&
+           std::all_of(prefill.begin(), prefill.end(), [this](const auto& entry) {
+             return entry.second->scheduler_done || !liveness.alive(entry.first);
+           });
+  }
+
+  // A room no request of the scenario uses, with the largest ids: it owns nothing, ever.
+  static room_key stranger() {
+    return {std::numeric_limits<core::room_id>::max(),
+            std::numeric_limits<core::generation_t>::max()};
+  }
+
+  void misuse_once(rank_id rank, core::page_ledger& ledger) {
+    const std::uint32_t total = ledger.pages_total();
+    sim::misuse_attempted call{rank, sim::ledger_call::release, {}, {}, {}, 0, 0, total};
+    const room_key any_caller =
+        [&] {
+          const std::uint32_t pick = world.choose(choice_careless_caller,
+                                                  static_cast<std::uint32_t>(keys.size()) + 1);
+          return pick < keys.size() ? keys[pick] : stranger();
+        }();
+    const page_index page = total == 0 ? 0 : world.choose(choice_careless_page, total);
+    const bool as_lease = world.choose(choice_careless_variant, 2) == 1;
+    call.call = as_lease ? sim::ledger_call::lease : sim::ledger_call::release;
+    call.role = as_lease && world.choose(choice_careless_variant, 2) == 1
+                    ? core::lease_role::destination
+                    : core::lease_role::source;
+    call.caller = any_caller;
+    switch (world.choose(choice_careless_call, 7)) {
+      case 0:  // nothing asked for
+        if (!as_lease && world.choose(choice_careless_variant, 2) == 1) {
+          call.call = sim::ledger_call::allocate;
+          call.count = 0;
+        }
+        break;
+      case 1: {  // past the pool's end, after a page in range: the culprit is the second
+        const page_index beyond = world.choose(choice_careless_variant, 2) == 1
+                                      ? std::numeric_limits<page_index>::max()
+                                      : total;
+        call.pages = {page, beyond};
+        break;
+      }
+      case 2:  // the same page twice
+        call.pages = {page, page};
+        break;
+      case 3:  // a page under a room that owns nothing: free, or another request's
+        call.caller = stranger();
+        call.pages = {page};
+        break;
+      case 4: {  // a request's page under another request (or a free page under anyone)
+        const std::optional<room_key> owner = ledger.owner_of(page);
+        if (owner == call.caller) call.caller = stranger();
+        call.pages = {page};
+        break;
+      }
+      case 5: {  // a page its owner already released, still retiring behind a lease
+        call.caller = stranger();
+        call.pages = {page};
+        for (page_index i = 0; i < total; ++i) {
+          const page_index candidate = (page + i) % total;
+          const std::optional<room_key> owner = ledger.owner_of(candidate);
+          if (owner && ledger.is_retiring(candidate)) {
+            call.caller = *owner;
+            call.pages = {candidate};
+            break;
+          }
+        }
+        break;
+      }
+      default: {  // a lease id never issued: 0, or the largest
+        static constexpr sim::ledger_call lease_calls[] = {
+            sim::ledger_call::end_lease, sim::ledger_call::quarantine,
+            sim::ledger_call::confirm_quarantine};
+        call.call = lease_calls[world.choose(choice_careless_variant, 3)];
+        call.caller = {};
+        call.lease = world.choose(choice_careless_variant, 2) == 1
+                         ? std::numeric_limits<core::lease_id>::max()
+                         : 0;
+        break;
+      }
+    }
+    world.emit(call);
+    world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
   }
 
   // --- prefill -------------------------------------------------------------------------

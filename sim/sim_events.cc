@@ -147,6 +147,30 @@ struct describer {
   void operator()(const message_lost& e) const {
     out << "message_lost message=" << e.message << " to=" << e.to;
   }
+  void operator()(const misuse_attempted& e) const {
+    out << "misuse_attempted rank=" << e.rank << " " << to_string(e.call);
+    switch (e.call) {
+      case ledger_call::allocate:
+        out << " caller=" << core::to_string(e.caller) << " count=" << e.count;
+        break;
+      case ledger_call::lease:
+        out << " caller=" << core::to_string(e.caller) << " " << core::to_string(e.role)
+            << " pages=" << pages_text(e.pages);
+        break;
+      case ledger_call::release:
+        out << " caller=" << core::to_string(e.caller) << " pages=" << pages_text(e.pages);
+        break;
+      case ledger_call::end_lease:
+      case ledger_call::quarantine:
+      case ledger_call::confirm_quarantine:
+        out << " lease=" << e.lease;
+        break;
+    }
+  }
+  void operator()(const misuse_answered& e) const {
+    out << "misuse_answered rank=" << e.rank << " "
+        << (e.error ? core::to_string(*e.error) : "accepted");
+  }
 };
 
 }  // namespace
@@ -161,6 +185,24 @@ const char* to_string(collective_op op) {
       return "barrier";
   }
   return "unknown_op";
+}
+
+const char* to_string(ledger_call call) {
+  switch (call) {
+    case ledger_call::allocate:
+      return "allocate";
+    case ledger_call::lease:
+      return "lease";
+    case ledger_call::release:
+      return "release";
+    case ledger_call::end_lease:
+      return "end_lease";
+    case ledger_call::quarantine:
+      return "quarantine";
+    case ledger_call::confirm_quarantine:
+      return "confirm_quarantine";
+  }
+  return "unknown_call";
 }
 
 std::string describe(const sim_event& e, const std::vector<actor_name>& actors) {

@@ -8,6 +8,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/errors.h"
 #include "core/events.h"
 #include "core/ids.h"
 #include "core/kv_status.h"
@@ -212,13 +213,39 @@ struct message_lost {
   core::rank_id to = 0;
 };
 
+// A careless caller (the fault `misuse`): code outside the core that calls a rank's page
+// ledger wrongly, as a serving engine's scheduler with a bookkeeping bug would (a release of
+// pages it never had, a lease on a page out of the pool, an end of a lease id it made up).
+// The world emits misuse_attempted, makes the call, and emits misuse_answered with what the
+// ledger returned; everything the ledger emits in between belongs to the call. The checkers
+// predict the refusal from the ledger's own history and hold the answer against it.
+enum class ledger_call : std::uint8_t { allocate, lease, release, end_lease, quarantine,
+                                        confirm_quarantine };
+const char* to_string(ledger_call call);
+
+struct misuse_attempted {
+  core::rank_id rank = 0;
+  ledger_call call = ledger_call::allocate;
+  core::room_key caller;                    // allocate, lease, release: the owner named
+  core::lease_role role = core::lease_role::source;  // lease
+  std::vector<core::page_index> pages;      // lease, release
+  std::uint32_t count = 0;                  // allocate
+  core::lease_id lease = 0;                 // end_lease, quarantine, confirm_quarantine
+  std::uint32_t pages_total = 0;            // the pool's size (pages at or past it are out of range)
+};
+struct misuse_answered {
+  core::rank_id rank = 0;
+  std::optional<core::ledger_error> error;  // empty: the ledger accepted the call
+};
+
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
                  transfer_timed_out, page_written, page_read, storage_read_started,
                  storage_page_written, storage_read_ended, message_sent, message_delivered,
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
-                 core_audited, status_read, rank_stopped, transport_torn_down, message_lost>;
+                 core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
+                 misuse_attempted, misuse_answered>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

@@ -167,7 +167,8 @@ const char* category_of(const sim_event_body& body) {
                                 message_lost>) {
           return "message";
         }
-        if constexpr (is_one_of<T, fault_fired, rank_stopped, transport_torn_down>) {
+        if constexpr (is_one_of<T, fault_fired, rank_stopped, transport_torn_down,
+                                misuse_attempted, misuse_answered>) {
           return "fault";
         }
         if constexpr (std::is_same_v<T, gate_changed>) return "gate";

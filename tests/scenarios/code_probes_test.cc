@@ -203,6 +203,18 @@ TEST(CodeProbes, PrefetchMechanisms) {
   expect_only(tail, probe::io_tail_freed);
 }
 
+TEST(CodeProbes, CarelessCallRefusedOnlyWhenTheLedgerRefused) {
+  event_builder log;
+  const sim::misuse_attempted call{prefill, sim::ledger_call::allocate, a, {}, {}, 0, 0, 4};
+  log.add(call);
+  log.add(sim::misuse_answered{prefill, std::nullopt});  // accepted: nothing refused
+  EXPECT_EQ(hits_of(log, probe::careless_call_refused), 0u);
+  log.add(call);
+  log.decided(prefill, core::ledger_misuse{core::ledger_error::empty_request, a, {}, {}});
+  log.add(sim::misuse_answered{prefill, core::ledger_error::empty_request});
+  expect_only(log, probe::careless_call_refused);
+}
+
 TEST(CodeProbes, PeerDeathAndTheDecodeQuarantineItTakes) {
   event_builder log;
   log.decided(decode, core::peer_death_handled{a, prefill, core::peer_death_action::released});

@@ -61,10 +61,10 @@ class RunTrace : public ::testing::Test {
 constexpr std::uint64_t finding_seed = 73;
 constexpr std::uint64_t golden_decision_hash = 0x0ad3b5e59dc5dc07;
 // The file carries the kvsim version, so a version bump changes this digest too; so does a
-// new fault kind in the profile (replay and forge, then peer_death, were added with the
-// decisions unchanged), and so did the profile's drawn faults_stop_us (this run's decisions
+// new fault kind in the profile (replay and forge, then peer_death, then misuse, were added
+// with the decisions unchanged), and so did the profile's drawn faults_stop_us (this run's decisions
 // unchanged: its faults stop after its last fault opportunity).
-constexpr std::uint64_t golden_trace_digest = 0x440cb45c717c5c0a;
+constexpr std::uint64_t golden_trace_digest = 0x44856e254c61269a;
 
 TEST_F(RunTrace, TheSameRunTwiceWritesTheSameBytes) {
   for (std::uint64_t seed : {finding_seed, std::uint64_t{5}, std::uint64_t{6}}) {
