@@ -70,6 +70,7 @@ scenario_spec transfer_scenario(Draw& d) {
   if (d.coin()) f.deadline_us = d.in(20, 400);
   f.peer_death = d.coin();  // drawn after the fields above: those are earlier swarms' draws
   f.ledger_misuse = d.coin();  // and after peer_death, for the same reason
+  f.late_status = d.coin();
   s.expect.breaking_variant = "B1";  // required by the schema; a drawn scenario expects safe clean
   s.expect.invariant = "I3";
   return s;

@@ -238,7 +238,8 @@ class scenario_parser {
     in_.only_keys(value, path,
                   {"gates", "transfer_stall", "transfer_fail", "transfer_timeout_unconfirmed",
                    "message_delay", "message_duplicate", "message_drop", "message_replay",
-                   "message_forge", "peer_death", "ledger_misuse", "deadline_us",
+                   "message_forge", "peer_death", "ledger_misuse", "late_status",
+                   "deadline_us",
                    "prefetch_states"});
     fault_spec f;
     if (const json* gates = json_reader::optional(value, "gates")) {
@@ -263,6 +264,7 @@ class scenario_parser {
     flag("message_forge", f.message_forge);
     flag("peer_death", f.peer_death);
     flag("ledger_misuse", f.ledger_misuse);
+    flag("late_status", f.late_status);
     if (const json* deadline = json_reader::optional(value, "deadline_us")) {
       f.deadline_us = in_.u64(*deadline, member_path(path, "deadline_us"), 1);
     }
@@ -302,6 +304,10 @@ class scenario_parser {
     }
     if (spec.kind == scenario_kind::prefetch && spec.faults.ledger_misuse) {
       in_.fail_field(catalogue_problem::inconsistent, "faults.ledger_misuse",
+                     "belongs to transfer scenarios only (kind is 'prefetch')");
+    }
+    if (spec.kind == scenario_kind::prefetch && spec.faults.late_status) {
+      in_.fail_field(catalogue_problem::inconsistent, "faults.late_status",
                      "belongs to transfer scenarios only (kind is 'prefetch')");
     }
     if (spec.kind == scenario_kind::transfer) {

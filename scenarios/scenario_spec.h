@@ -78,6 +78,7 @@ struct fault_spec {
   bool message_forge = false;   // an adversary sends tampered copies of messages with tokens
   bool peer_death = false;      // a prefill rank may die (transfer scenarios)
   bool ledger_misuse = false;   // a careless caller misuses the ranks' page ledgers (transfer)
+  bool late_status = false;     // a transfer worker's status write lands late (transfer)
   std::optional<std::uint64_t> deadline_us;  // decode's abort deadline; empty: none
   // prefetch: each rank's local state when the abort arrives (missing, pending, active).
   std::vector<core::prefetch_state> prefetch_states;

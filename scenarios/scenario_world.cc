@@ -42,6 +42,7 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
   if (f.message_forge) mask |= bit(sim::fault_kind::message_forge);
   if (f.peer_death) mask |= bit(sim::fault_kind::peer_death);
   if (f.ledger_misuse) mask |= bit(sim::fault_kind::ledger_misuse);
+  if (f.late_status) mask |= bit(sim::fault_kind::late_status);
   return mask;
 }
 

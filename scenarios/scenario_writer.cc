@@ -52,6 +52,7 @@ json faults_json(const fault_spec& f) {
   // death read as they did.
   if (f.peer_death) out["peer_death"] = true;
   if (f.ledger_misuse) out["ledger_misuse"] = true;
+  if (f.late_status) out["late_status"] = true;
   return out;
 }
 

@@ -40,6 +40,8 @@ constexpr std::uint64_t choice_careless_call = 0xca11;
 constexpr std::uint64_t choice_careless_page = 0xca12;
 constexpr std::uint64_t choice_careless_caller = 0xca13;
 constexpr std::uint64_t choice_careless_variant = 0xca14;
+constexpr std::uint64_t choice_late_status_room = 0x1a7e;
+constexpr std::uint64_t choice_late_status_value = 0x1a7f;
 // Peer death: a heartbeat period (each one a chance for the rank to die), and how long the
 // transport takes to confirm a dead rank's connections torn down once its NIC went quiet.
 constexpr std::uint64_t heartbeat_us = 5;
@@ -80,6 +82,7 @@ struct transfer_world::parts {
     std::set<room_key> aborts_seen;
     std::map<room_key, std::size_t> chunks_queued;  // to every decode rank
     std::map<room_key, std::optional<core::kv_status>> statuses_read;  // the last read_status
+    std::set<room_key> status_seen;  // rooms the scheduler ever read a status for
     sim::wait_queue news;
     bool scheduler_done = false;
   };
@@ -136,6 +139,9 @@ struct transfer_world::parts {
       if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); });
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
+    if (spec.faults.late_status) {
+      for (rank_id p : prefill_ranks) world.spawn({p, "worker", 0}, [this, p] { late_writer(p); });
+    }
     if (spec.faults.ledger_misuse) {
       for (rank_id p : prefill_ranks) {
         world.spawn({p, "careless", 0}, [this, p] { careless_caller(p, prefill.at(p)->ledger); });
@@ -309,6 +315,51 @@ struct transfer_world::parts {
     world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
   }
 
+  // --- late status writes ---------------------------------------------------------------
+  // SGLang's transfer worker and bootstrap threads write a room's status next to the
+  // scheduler, so a write can land late (fault `late_status`): a worker's chunk job that was
+  // queued before the abort reports after the room Failed; the bootstrap thread's
+  // "waiting for input" lands after the first chunk moved the room to Transferring; a failed
+  // job reports after the scheduler erased the room's status. Only writes a worker could
+  // still make late are drawn, never progress the room has not made: the table must keep
+  // Failed sticky, refuse to go back, and not bring an erased room back.
+  void late_writer(rank_id p) {
+    prefill_rank_parts& me = *prefill.at(p);
+    for (;;) {
+      if (scheduling_done()) return;
+      prefill_wait_us(p, poll_interval_us);
+      if (!world.fault(sim::fault_kind::late_status)) continue;
+      const room_key key =
+          keys[world.choose(choice_late_status_room, static_cast<std::uint32_t>(keys.size()))];
+      const std::vector<core::kv_status> late = late_statuses(me, key);
+      if (late.empty()) continue;
+      const auto pick = world.choose(choice_late_status_value, static_cast<std::uint32_t>(late.size()));
+      me.statuses.update(key, late[pick]);
+    }
+  }
+
+  static std::vector<core::kv_status> late_statuses(const prefill_rank_parts& me, room_key key) {
+    using core::kv_status;
+    const std::optional<kv_status> now = me.statuses.get(key);
+    if (!now) {
+      if (me.status_seen.contains(key)) return {kv_status::failed};  // erased: a late failure
+      return {};
+    }
+    switch (*now) {
+      case kv_status::failed:
+      case kv_status::success:
+        return {kv_status::failed, kv_status::bootstrapping, kv_status::waiting_for_input,
+                kv_status::transferring, kv_status::success};
+      case kv_status::transferring:
+        return {kv_status::bootstrapping, kv_status::waiting_for_input, kv_status::transferring};
+      case kv_status::waiting_for_input:
+        return {kv_status::bootstrapping, kv_status::waiting_for_input};
+      case kv_status::bootstrapping:
+        return {kv_status::bootstrapping};
+    }
+    return {};
+  }
+
   // --- prefill -------------------------------------------------------------------------
   void prefill_bootstrap(rank_id p) {
     prefill_rank_parts& me = *prefill.at(p);
@@ -421,6 +472,7 @@ struct transfer_world::parts {
     const auto [last, first] = me.statuses_read.try_emplace(key, now);
     if (!first && last->second == now) return;
     last->second = now;
+    if (now) me.status_seen.insert(key);
     world.emit(sim::status_read{p, key, now});
   }
 

@@ -7,7 +7,7 @@ namespace {
 
 constexpr std::array<const char*, fault_kind_count> names{
     "delay", "duplicate", "drop", "stall", "fail", "timeout_unconfirmed", "abort", "replay", "forge",
-    "peer_death", "misuse"};
+    "peer_death", "misuse", "late_status"};
 constexpr std::array<std::uint32_t, 3> levels_per_million{50'000, 200'000, 500'000};
 // Keeps the profile's stream apart from the decision stream drawn from the same seed.
 constexpr std::uint64_t profile_stream_salt = 0x5eedfa17'd00dULL;

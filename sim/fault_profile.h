@@ -24,8 +24,9 @@ enum class fault_kind : std::uint8_t {
   message_forge,               // an adversary sends a tampered copy of a message with a token
   peer_death,                  // a prefill rank stops for good (its transport confirms later)
   ledger_misuse,               // a careless caller outside the core misuses a page ledger
+  late_status,                 // a transfer worker's status write lands late
 };
-inline constexpr std::size_t fault_kind_count = 11;
+inline constexpr std::size_t fault_kind_count = 12;
 
 // A profile whose faults never stop (see fault_profile::faults_stop_us).
 inline constexpr std::uint64_t faults_never_stop = std::numeric_limits<std::uint64_t>::max();

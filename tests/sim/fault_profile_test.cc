@@ -51,7 +51,7 @@ TEST(FaultProfile, DescribeNamesEveryKind) {
   profile.set(fault_kind::message_drop, 50'000);
   EXPECT_EQ(profile.describe(),
             "delay=off duplicate=off drop=5% stall=off fail=off timeout_unconfirmed=off abort=off "
-            "replay=off forge=off peer_death=off misuse=off");
+            "replay=off forge=off peer_death=off misuse=off late_status=off");
   EXPECT_EQ(fault_kind_from_string("drop"), fault_kind::message_drop);
   EXPECT_EQ(fault_kind_from_string("peer_death"), fault_kind::peer_death);
   EXPECT_EQ(fault_kind_from_string("nope"), std::nullopt);

@@ -61,10 +61,11 @@ class RunTrace : public ::testing::Test {
 constexpr std::uint64_t finding_seed = 73;
 constexpr std::uint64_t golden_decision_hash = 0x0ad3b5e59dc5dc07;
 // The file carries the kvsim version, so a version bump changes this digest too; so does a
-// new fault kind in the profile (replay and forge, then peer_death, then misuse, were added
-// with the decisions unchanged), and so did the profile's drawn faults_stop_us (this run's decisions
-// unchanged: its faults stop after its last fault opportunity).
-constexpr std::uint64_t golden_trace_digest = 0x44856e254c61269a;
+// new fault kind in the profile (replay and forge, then peer_death, then misuse and
+// late_status, were added with the decisions unchanged), and so did the profile's drawn
+// faults_stop_us (this run's decisions unchanged: its faults stop after its last fault
+// opportunity).
+constexpr std::uint64_t golden_trace_digest = 0x8a56c45ce6f585cb;
 
 TEST_F(RunTrace, TheSameRunTwiceWritesTheSameBytes) {
   for (std::uint64_t seed : {finding_seed, std::uint64_t{5}, std::uint64_t{6}}) {
