@@ -71,6 +71,10 @@ scenario_spec transfer_scenario(Draw& d) {
   f.peer_death = d.coin();  // drawn after the fields above: those are earlier swarms' draws
   f.ledger_misuse = d.coin();  // and after peer_death, for the same reason
   f.late_status = d.coin();
+  // Drawn after every field above, for the same reason: bounded tables that fill and evict,
+  // and the other allocation order.
+  if (d.one_in(3)) s.topology.tombstones = d.in(1, 4);
+  if (d.coin()) s.topology.allocation = core::allocation_order::fifo;
   s.expect.breaking_variant = "B1";  // required by the schema; a drawn scenario expects safe clean
   s.expect.invariant = "I3";
   return s;

@@ -11,6 +11,8 @@ static_assert(static_cast<std::size_t>(abort_phase::anytime) + 1 ==
 static_assert(static_cast<std::size_t>(abort_origin::prefill) + 1 == detail::origin_names.size());
 static_assert(static_cast<std::size_t>(core::prefetch_state::active) + 1 ==
               detail::prefetch_state_names.size());
+static_assert(static_cast<std::size_t>(core::allocation_order::fifo) + 1 ==
+              detail::allocation_names.size());
 
 template <std::size_t N, class E>
 const char* name_in(const std::array<const char*, N>& names, E value) {
@@ -34,6 +36,7 @@ namespace detail {
 const char* to_string(core::prefetch_state state) {
   return name_in(prefetch_state_names, state);
 }
+const char* to_string(core::allocation_order order) { return name_in(allocation_names, order); }
 }  // namespace detail
 
 }  // namespace kvsim::scenarios

@@ -17,6 +17,7 @@ inline constexpr std::array<const char*, 5> abort_phase_names{
     "before_open", "before_transfer", "during_transfer", "after_transfer", "anytime"};
 inline constexpr std::array<const char*, 2> origin_names{"decode", "prefill"};
 inline constexpr std::array<const char*, 3> prefetch_state_names{"missing", "pending", "active"};
+inline constexpr std::array<const char*, 2> allocation_names{"lifo", "fifo"};
 
 // "I1".."I9": the invariants of DOMAIN.md.
 inline constexpr std::array<const char*, 9> invariant_names{"I1", "I2", "I3", "I4", "I5",
@@ -26,6 +27,7 @@ inline constexpr std::array<const char*, 9> invariant_names{"I1", "I2", "I3", "I
 inline constexpr std::string_view canary_variant = "canary";
 
 const char* to_string(core::prefetch_state state);
+const char* to_string(core::allocation_order order);
 
 }  // namespace detail
 }  // namespace kvsim::scenarios

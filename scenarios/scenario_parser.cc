@@ -124,7 +124,7 @@ class scenario_parser {
     in_.object(value, path);
     in_.only_keys(value, path,
                   {"prefill_ranks", "decode_ranks", "attention_group", "pages_per_rank",
-                   "page_bytes", "tombstones"});
+                   "page_bytes", "tombstones", "allocation"});
     topology_spec t;
     const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min) {
       if (const json* number = json_reader::optional(value, key)) {
@@ -138,6 +138,10 @@ class scenario_parser {
     // More than the writer's identity header, so every page also carries canary bytes.
     read("page_bytes", t.page_bytes, sim::kv_memory::header_bytes + 1);
     read("tombstones", t.tombstones, 1);
+    if (const json* order = json_reader::optional(value, "allocation")) {
+      t.allocation = static_cast<core::allocation_order>(
+          in_.one_of(*order, member_path(path, "allocation"), allocation_names));
+    }
     return t;
   }
 

@@ -10,6 +10,7 @@
 
 #include "core/events.h"
 #include "core/ids.h"
+#include "core/page_ledger.h"
 
 namespace kvsim::scenarios {
 
@@ -28,6 +29,10 @@ struct topology_spec {
   // they opened, or aborted and cleared, remembered so a late sender is refused; a small table
   // fills up and evicts its oldest entries.
   std::uint32_t tombstones = 64;
+  // transfer: the order in which every rank's ledger hands out free pages: LIFO (a freed page
+  // is the next one taken, so a premature free shows at once) or FIFO (SGLang's allocator
+  // shape: a freed page goes to the back of the free list and comes back later).
+  core::allocation_order allocation = core::allocation_order::lifo;
 
   friend bool operator==(const topology_spec&, const topology_spec&) = default;
 };

@@ -10,12 +10,17 @@ namespace {
 using nlohmann::json;
 
 json topology_json(const topology_spec& t) {
-  return json{{"prefill_ranks", t.prefill_ranks},
-              {"decode_ranks", t.decode_ranks},
-              {"attention_group", t.attention_group},
-              {"pages_per_rank", t.pages_per_rank},
-              {"page_bytes", t.page_bytes},
-              {"tombstones", t.tombstones}};
+  json out{{"prefill_ranks", t.prefill_ranks},
+           {"decode_ranks", t.decode_ranks},
+           {"attention_group", t.attention_group},
+           {"pages_per_rank", t.pages_per_rank},
+           {"page_bytes", t.page_bytes},
+           {"tombstones", t.tombstones}};
+  // Written only when not the default, so scenarios written before it existed read the same.
+  if (t.allocation != core::allocation_order::lifo) {
+    out["allocation"] = detail::to_string(t.allocation);
+  }
+  return out;
 }
 
 json request_json(const request_spec& r) {

@@ -60,7 +60,7 @@ struct transfer_world::parts {
     prefill_rank_parts(parts& p, rank_id rank)
         : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
           ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
-                 core::ledger_options{core::allocation_order::lifo,
+                 core::ledger_options{p.spec.topology.allocation,
                                       p.variant.has(core::bug::b3_source_reuse)
                                           ? core::release_policy::free_while_leased
                                           : core::release_policy::defer_while_leased}),
@@ -89,7 +89,9 @@ struct transfer_world::parts {
   struct decode_rank_parts {
     decode_rank_parts(parts& p, rank_id rank)
         : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
-          ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink()),
+          ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
+                 core::ledger_options{p.spec.topology.allocation,
+                                      core::release_policy::defer_while_leased}),
           issuer(rank, world_key(), p.world.core_sink()),
           verifier(rank, world_key(), p.world.core_sink()),
           receiver(rank,

@@ -306,6 +306,14 @@ TEST_F(CatalogueErrors, AGateMustNameARequestAndOneOfItsPages) {
                 "requests[0].pages = 2 (got 2)"});
 }
 
+TEST_F(CatalogueErrors, TransferOnlyFaultsAreRefusedOnAPrefetchScenario) {
+  for (const char* fault : {"peer_death", "ledger_misuse", "late_status"}) {
+    expect_error(put(std::string("/scenarios/1/faults/") + fault, true), problem::inconsistent,
+                 {std::string("scenario 'hicache': field 'faults.") + fault +
+                  "' belongs to transfer scenarios only (kind is 'prefetch')"});
+  }
+}
+
 TEST_F(CatalogueErrors, AnUnknownNameOfAnEnumIsNamed) {
   expect_error(put("/scenarios/0/kind", "transfers"), problem::unknown_value,
                {"scenario 'page42': field 'kind' must be one of 'transfer', 'prefetch' (got "
@@ -315,6 +323,8 @@ TEST_F(CatalogueErrors, AnUnknownNameOfAnEnumIsNamed) {
                 "'during_transfer', 'after_transfer', 'anytime' (got \"during\")"});
   expect_error(put("/scenarios/0/requests/0/origin", "router"), problem::unknown_value,
                {"field 'requests[0].origin' must be one of 'decode', 'prefill' (got \"router\")"});
+  expect_error(put("/scenarios/0/topology/allocation", "random"), problem::unknown_value,
+               {"field 'topology.allocation' must be one of 'lifo', 'fifo' (got \"random\")"});
   expect_error(put("/scenarios/1/faults/prefetch_states/1", "running"), problem::unknown_value,
                {"scenario 'hicache': field 'faults.prefetch_states[1]' must be one of 'missing', "
                 "'pending', 'active' (got \"running\")"});
