@@ -49,12 +49,71 @@ void compare_count(std::vector<std::string>& problems, const char* what, std::ui
 
 std::optional<sim::finding> ledger_audit_checker::observe(const sim::sim_event& e,
                                                           std::size_t index) {
+  if (const auto* created = std::get_if<sim::ledger_created>(&e.body)) {
+    free_lists_.insert_or_assign(created->rank,
+                                 free_list_replay(created->pages_total, created->order));
+    return std::nullopt;
+  }
+  std::optional<sim::finding> found;
+  if (const auto* decided = std::get_if<sim::core_decided>(&e.body)) {
+    found = check_decision(decided->what, e.step, index);
+  }
   ownership_.observe(e, index);
-  if (const auto* audit = std::get_if<sim::ledger_audited>(&e.body)) return compare(*audit, index);
+  if (found) return found;
+  if (const auto* audit = std::get_if<sim::ledger_audited>(&e.body)) {
+    return compare(*audit, e.step, index);
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> ledger_audit_checker::check_decision(const core::event& e,
+                                                                 std::uint64_t step,
+                                                                 std::size_t index) {
+  const std::string where = "rank " + std::to_string(e.rank) + " at step " + std::to_string(step);
+  const auto books = [&](const std::string& what) {
+    return sim::finding{"I8", "I8: " + where + ": " + what, {index}, {}};
+  };
+  const auto list = free_lists_.find(e.rank);
+  if (const auto* allocated = std::get_if<core::pages_allocated>(&e.body);
+      allocated != nullptr && list != free_lists_.end()) {
+    const std::vector<core::page_index> expected =
+        list->second.next(static_cast<std::uint32_t>(allocated->pages.size()));
+    list->second.taken(allocated->pages);
+    if (allocated->pages != expected) {
+      return books("the ledger handed " + core::to_string(allocated->owner) + " pages " +
+                   pages_text(allocated->pages) + ", its free list hands out " +
+                   pages_text(expected) + " next");
+    }
+  }
+  if (const auto* freed = std::get_if<core::page_freed>(&e.body);
+      freed != nullptr && list != free_lists_.end()) {
+    list->second.freed(freed->page);
+  }
+  const auto lease_was_quarantined = [&](core::lease_id lease) -> std::optional<bool> {
+    const auto rank = ownership_.ranks().find(e.rank);
+    if (rank == ownership_.ranks().end()) return std::nullopt;
+    const auto it = rank->second.leases.find(lease);
+    if (it == rank->second.leases.end()) return std::nullopt;
+    return it->second.quarantined;
+  };
+  if (const auto* ended = std::get_if<core::lease_ended>(&e.body)) {
+    if (lease_was_quarantined(ended->lease) == true) {
+      return books("lease " + std::to_string(ended->lease) +
+                   " ended plainly, but it was quarantined: only the transport's confirmation "
+                   "may end it");
+    }
+  }
+  if (const auto* confirmed = std::get_if<core::quarantine_confirmed>(&e.body)) {
+    if (lease_was_quarantined(confirmed->lease) == false) {
+      return books("lease " + std::to_string(confirmed->lease) +
+                   " ended as a confirmed quarantine, but it was never quarantined");
+    }
+  }
   return std::nullopt;
 }
 
 std::optional<sim::finding> ledger_audit_checker::compare(const sim::ledger_audited& audit,
+                                                          std::uint64_t step,
                                                           std::size_t index) const {
   static const rank_view no_events;
   const auto it = ownership_.ranks().find(audit.rank);
@@ -111,9 +170,18 @@ std::optional<sim::finding> ledger_audit_checker::compare(const sim::ledger_audi
                          ", the events say " + pages_text(replayed));
     }
   }
+  for (const auto& beyond : audit.beyond_pool) {
+    if (beyond.owner || beyond.leases != 0 || beyond.retiring) {
+      problems.push_back("page " + std::to_string(beyond.page) + ", past the pool of " +
+                         std::to_string(audit.pages_total) + ", reported " +
+                         (beyond.owner ? "owned by " + core::to_string(*beyond.owner) : "free") +
+                         " with " + std::to_string(beyond.leases) + " lease(s)" +
+                         (beyond.retiring ? ", retiring" : ""));
+    }
+  }
   if (problems.empty()) return std::nullopt;
   sim::finding found{"I8",
-                     "I8: at quiescence rank " + std::to_string(audit.rank) +
+                     "I8: at step " + std::to_string(step) + " rank " + std::to_string(audit.rank) +
                          "'s ledger disagrees with its own events: " + problems.front(),
                      {index},
                      problems};

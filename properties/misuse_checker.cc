@@ -33,6 +33,8 @@ std::string call_text(const sim::misuse_attempted& call) {
     case sim::ledger_call::lease:
     case sim::ledger_call::release:
       return text + " by " + core::to_string(call.caller) + " of pages " + pages_text(call.pages);
+    case sim::ledger_call::release_all:
+      return text + " by " + core::to_string(call.caller);
     case sim::ledger_call::end_lease:
     case sim::ledger_call::quarantine:
     case sim::ledger_call::confirm_quarantine:
@@ -60,15 +62,28 @@ std::optional<sim::finding> misuse_checker::observe(const sim::sim_event& e, std
     return std::nullopt;
   }
   if (const auto* call = std::get_if<sim::misuse_attempted>(&e.body)) {
-    open_ = open_call{*call, predict(*call), {index}, {}, {}};
+    const bool harmless =
+        call->call == sim::ledger_call::release_all && !holds_pages(call->rank, call->caller);
+    open_ = open_call{*call, predict(*call), {index}, {}, {}, harmless};
     return std::nullopt;
   }
   if (const auto* answer = std::get_if<sim::misuse_answered>(&e.body)) return close(*answer, index);
   return std::nullopt;
 }
 
+bool misuse_checker::holds_pages(core::rank_id rank, const core::room_key& caller) const {
+  const auto view = ownership_.ranks().find(rank);
+  if (view == ownership_.ranks().end()) return false;
+  for (const auto& [page, p] : view->second.pages) {
+    if (p.owner == caller && !p.retiring) return true;
+  }
+  return false;
+}
+
 std::optional<predicted_refusal> misuse_checker::predict(const sim::misuse_attempted& call) const {
   switch (call.call) {
+    case sim::ledger_call::release_all:
+      return std::nullopt;  // never refused: harmless or a real release (see close)
     case sim::ledger_call::allocate:
       // Only an empty allocation is misuse; a too large one is back-pressure, not misuse.
       if (call.count != 0) return std::nullopt;
@@ -142,7 +157,15 @@ std::optional<sim::finding> misuse_checker::close(const sim::misuse_answered& an
   done.evidence.push_back(index);
   const std::string call = "careless " + call_text(done.call);
   std::vector<std::string> problems;
-  if (!done.expected) {
+  if (done.harmless) {
+    if (answer.error) {
+      problems.push_back(std::string("answered ") + core::to_string(*answer.error) +
+                         ", but the room holds nothing to release: accepted, no change");
+    }
+    for (const core::ledger_misuse& refusal : done.refusals) {
+      problems.push_back("reported " + refusal_text(refusal) + " for a call that is no misuse");
+    }
+  } else if (!done.expected) {
     problems.push_back("by the ledger's own history the call is no misuse (the world made a call "
                        "it should not have, trusting the ledger's accessors)");
   } else {

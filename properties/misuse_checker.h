@@ -10,6 +10,8 @@
 //   - the answer is the predicted refusal (an accepted misuse, or the wrong reason, is found);
 //   - exactly one ledger_misuse event, naming the predicted error, caller, page and lease;
 //   - no other decision of the ledger inside the bracket (a refused call changes nothing).
+// One careless call is no misuse by design: release_all by a room that holds nothing must be
+// accepted and change nothing (it is what a scheduler calls on a request it already cleaned).
 // A misuse outside a bracket (the core itself misusing the ledger) is use_after_free's.
 // Evidence: the attempt, the events inside the bracket, and the answer.
 #include <cstddef>
@@ -45,6 +47,8 @@ class misuse_checker : public sim::checker {
 
   // Empty: by the history replayed so far the call is no misuse (the ledger would accept it).
   std::optional<predicted_refusal> predict(const sim::misuse_attempted& call) const;
+  // Whether `caller` holds a page on `rank` that a release_all would release.
+  bool holds_pages(core::rank_id rank, const core::room_key& caller) const;
 
  private:
   struct open_call {
@@ -53,6 +57,7 @@ class misuse_checker : public sim::checker {
     std::vector<std::size_t> evidence;       // the attempt and every ledger event inside
     std::vector<core::ledger_misuse> refusals;
     std::vector<std::string> other_decisions;  // anything else the ledger decided inside
+    bool harmless = false;  // a release_all with nothing to release: accepted, no change
   };
 
   std::optional<predicted_refusal> predict_pages(const sim::misuse_attempted& call) const;

@@ -26,6 +26,8 @@ std::optional<core::ledger_error> make_careless_call(core::page_ledger& ledger,
       return refusal_of(ledger.quarantine(call.lease));
     case sim::ledger_call::confirm_quarantine:
       return refusal_of(ledger.confirm_quarantine(call.lease));
+    case sim::ledger_call::release_all:
+      return refusal_of(ledger.release_all(call.caller));
   }
   return std::nullopt;
 }

@@ -1,5 +1,7 @@
 #include "scenarios/core_audit.h"
 
+#include <limits>
+
 namespace kvsim::scenarios {
 
 sim::ledger_audited audit_ledger(core::rank_id rank, const core::page_ledger& ledger,
@@ -23,6 +25,10 @@ sim::ledger_audited audit_ledger(core::rank_id rank, const core::page_ledger& le
     if (!pages.empty()) audit.pages_of.emplace_back(owner, std::move(pages));
   }
   audit.inconsistencies = ledger.check_consistency();
+  for (const core::page_index page : {ledger.pages_total(), std::numeric_limits<core::page_index>::max()}) {
+    audit.beyond_pool.push_back(
+        {page, ledger.owner_of(page), ledger.lease_count(page), ledger.is_retiring(page)});
+  }
   return audit;
 }
 

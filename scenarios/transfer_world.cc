@@ -128,6 +128,9 @@ struct transfer_world::parts {
     for (auto& [rank, part] : prefill) memories[rank] = &part->memory;
     for (auto& [rank, part] : decode) memories[rank] = &part->memory;
     for (auto& [rank, part] : prefill) part->engine.set_memories(memories);
+    for (const auto& [rank, part] : memories) {
+      world.emit(sim::ledger_created{rank, spec.topology.pages_per_rank, spec.topology.allocation});
+    }
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
       gates.push_back(std::make_unique<sim::gate>(world, "gate" + std::to_string(g)));
       const auto& gate_spec = spec.faults.gates[g];
@@ -260,7 +263,7 @@ struct transfer_world::parts {
                     ? core::lease_role::destination
                     : core::lease_role::source;
     call.caller = any_caller;
-    switch (world.choose(choice_careless_call, 7)) {
+    switch (world.choose(choice_careless_call, 8)) {
       case 0:  // nothing asked for
         if (!as_lease && world.choose(choice_careless_variant, 2) == 1) {
           call.call = sim::ledger_call::allocate;
@@ -287,6 +290,10 @@ struct transfer_world::parts {
         call.pages = {page};
         break;
       }
+      case 6:  // a room that owns nothing releases everything it has: nothing, and no misuse
+        call.call = sim::ledger_call::release_all;
+        call.caller = stranger();
+        break;
       case 5: {  // a page its owner already released, still retiring behind a lease
         call.caller = stranger();
         call.pages = {page};
@@ -301,20 +308,89 @@ struct transfer_world::parts {
         }
         break;
       }
-      default: {  // a lease id never issued: 0, or the largest
-        static constexpr sim::ledger_call lease_calls[] = {
-            sim::ledger_call::end_lease, sim::ledger_call::quarantine,
-            sim::ledger_call::confirm_quarantine};
-        call.call = lease_calls[world.choose(choice_careless_variant, 3)];
-        call.caller = {};
-        call.lease = world.choose(choice_careless_variant, 2) == 1
-                         ? std::numeric_limits<core::lease_id>::max()
-                         : 0;
+      default:
+        careless_lease_call(rank, call);
         break;
-      }
     }
     world.emit(call);
     world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
+    // A monitor reads the books right after: the audit holds them against the events mid-run.
+    world.emit(audit_ledger(rank, ledger, keys));
+  }
+
+  // A call naming a lease id that is wrong for it, whatever the ledger holds: never issued (0,
+  // the next id, the largest), already ended, or in the other quarantine state than the call
+  // needs. Which ids are which, the world reads from the ledger's own events (it is the
+  // environment: a real caller would remember the ids it was given).
+  void careless_lease_call(rank_id rank, sim::misuse_attempted& call) {
+    follow_leases();
+    const rank_leases& known = leases_seen[rank];
+    call.caller = {};
+    const auto pick_one = [&](lease_life life) -> std::optional<core::lease_id> {
+      std::vector<core::lease_id> ids;
+      for (const auto& [id, now] : known.lives) {
+        if (now == life) ids.push_back(id);
+      }
+      if (ids.empty()) return std::nullopt;
+      return ids[world.choose(choice_careless_variant, static_cast<std::uint32_t>(ids.size()))];
+    };
+    switch (world.choose(choice_careless_variant, 6)) {
+      case 0:
+        call.call = sim::ledger_call::end_lease;
+        if (const auto ended = pick_one(lease_life::ended)) {
+          call.lease = *ended;
+          return;
+        }
+        break;
+      case 1:
+        call.call = sim::ledger_call::confirm_quarantine;
+        if (const auto live = pick_one(lease_life::live)) {
+          call.lease = *live;
+          return;
+        }
+        break;
+      case 2:
+        call.call = world.choose(choice_careless_variant, 2) == 1 ? sim::ledger_call::end_lease
+                                                                   : sim::ledger_call::quarantine;
+        if (const auto held = pick_one(lease_life::quarantined)) {
+          call.lease = *held;
+          return;
+        }
+        break;
+      case 3:
+        call.call = sim::ledger_call::quarantine;
+        call.lease = known.last_issued + 1;
+        return;
+      default:
+        break;
+    }
+    static constexpr sim::ledger_call lease_calls[] = {sim::ledger_call::end_lease,
+                                                       sim::ledger_call::quarantine,
+                                                       sim::ledger_call::confirm_quarantine};
+    call.call = lease_calls[world.choose(choice_careless_variant, 3)];
+    call.lease =
+        world.choose(choice_careless_variant, 2) == 1 ? std::numeric_limits<core::lease_id>::max() : 0;
+  }
+
+  // Reads the ledger events emitted since the last look into leases_seen.
+  void follow_leases() {
+    const std::vector<sim::sim_event>& events = world.events();
+    for (; lease_events_seen < events.size(); ++lease_events_seen) {
+      const auto* decided = std::get_if<sim::core_decided>(&events[lease_events_seen].body);
+      if (decided == nullptr) continue;
+      rank_leases& known = leases_seen[decided->what.rank];
+      if (const auto* started = std::get_if<core::lease_started>(&decided->what.body)) {
+        known.lives[started->lease] = lease_life::live;
+        known.last_issued = std::max(known.last_issued, started->lease);
+      } else if (const auto* held = std::get_if<core::lease_quarantined>(&decided->what.body)) {
+        known.lives[held->lease] = lease_life::quarantined;
+      } else if (const auto* ended = std::get_if<core::lease_ended>(&decided->what.body)) {
+        known.lives[ended->lease] = lease_life::ended;
+      } else if (const auto* confirmed =
+                     std::get_if<core::quarantine_confirmed>(&decided->what.body)) {
+        known.lives[confirmed->lease] = lease_life::ended;
+      }
+    }
   }
 
   // --- late status writes ---------------------------------------------------------------
@@ -688,6 +764,14 @@ struct transfer_world::parts {
   std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
   std::vector<std::unique_ptr<sim::gate>> gates;
   bool someone_died = false;  // one peer death per run
+  // The careless caller's memory of lease ids, per rank (follow_leases).
+  enum class lease_life : std::uint8_t { live, quarantined, ended };
+  struct rank_leases {
+    std::map<core::lease_id, lease_life> lives;
+    core::lease_id last_issued = 0;
+  };
+  std::map<rank_id, rank_leases> leases_seen;
+  std::size_t lease_events_seen = 0;
 };
 
 transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,

@@ -160,12 +160,19 @@ struct describer {
       case ledger_call::release:
         out << " caller=" << core::to_string(e.caller) << " pages=" << pages_text(e.pages);
         break;
+      case ledger_call::release_all:
+        out << " caller=" << core::to_string(e.caller);
+        break;
       case ledger_call::end_lease:
       case ledger_call::quarantine:
       case ledger_call::confirm_quarantine:
         out << " lease=" << e.lease;
         break;
     }
+  }
+  void operator()(const ledger_created& e) const {
+    out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
+        << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
   void operator()(const misuse_answered& e) const {
     out << "misuse_answered rank=" << e.rank << " "
@@ -201,6 +208,8 @@ const char* to_string(ledger_call call) {
       return "quarantine";
     case ledger_call::confirm_quarantine:
       return "confirm_quarantine";
+    case ledger_call::release_all:
+      return "release_all";
   }
   return "unknown_call";
 }

@@ -12,6 +12,7 @@
 #include "core/events.h"
 #include "core/ids.h"
 #include "core/kv_status.h"
+#include "core/page_ledger.h"
 #include "core/ports.h"
 #include "sim/actor_name.h"
 
@@ -151,8 +152,8 @@ struct failure_injected {
 };
 
 // A rank's page ledger, read through its own accessors once every actor has returned (an
-// audit at quiescence, like FoundationDB's consistency check): what the ledger believes it
-// holds. The checkers compare it with what its events said it did, so books that disagree
+// audit at quiescence, like FoundationDB's consistency check), or mid-run by a monitor next
+// to the careless caller (fault `misuse`): what the ledger believes it holds. The checkers compare it with what its events said it did, so books that disagree
 // with the decisions (a page the events freed that the ledger still counts, or the reverse)
 // are seen even when no later transfer happens to touch the page.
 struct ledger_audited {
@@ -176,6 +177,25 @@ struct ledger_audited {
   // pages_of(owner) for every owner the scenario knows that still has pages.
   std::vector<std::pair<core::room_key, std::vector<core::page_index>>> pages_of;
   std::vector<std::string> inconsistencies;  // the ledger's own check_consistency()
+  // What the accessors answer for pages past the pool (pages_total and the largest index):
+  // an owner, leases or retiring there would be a read past the page table.
+  struct beyond_page {
+    core::page_index page = 0;
+    std::optional<core::room_key> owner;  // owner_of(page)
+    std::uint32_t leases = 0;             // lease_count(page)
+    bool retiring = false;                // is_retiring(page)
+
+    friend bool operator==(const beyond_page&, const beyond_page&) = default;
+  };
+  std::vector<beyond_page> beyond_pool;
+};
+
+// The world built a page ledger for `rank`: its pool and the order it hands out free pages,
+// so that the checkers can follow the free list from the first allocation on.
+struct ledger_created {
+  core::rank_id rank = 0;
+  std::uint32_t pages_total = 0;
+  core::allocation_order order = core::allocation_order::lifo;
 };
 
 // What a core component other than the ledger still holds once every actor has returned,
@@ -220,13 +240,13 @@ struct message_lost {
 // ledger returned; everything the ledger emits in between belongs to the call. The checkers
 // predict the refusal from the ledger's own history and hold the answer against it.
 enum class ledger_call : std::uint8_t { allocate, lease, release, end_lease, quarantine,
-                                        confirm_quarantine };
+                                        confirm_quarantine, release_all };
 const char* to_string(ledger_call call);
 
 struct misuse_attempted {
   core::rank_id rank = 0;
   ledger_call call = ledger_call::allocate;
-  core::room_key caller;                    // allocate, lease, release: the owner named
+  core::room_key caller;                    // allocate, lease, release(_all): the owner named
   core::lease_role role = core::lease_role::source;  // lease
   std::vector<core::page_index> pages;      // lease, release
   std::uint32_t count = 0;                  // allocate
@@ -245,7 +265,7 @@ using sim_event_body =
                  storage_page_written, storage_read_ended, message_sent, message_delivered,
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
                  core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
-                 misuse_attempted, misuse_answered>;
+                 misuse_attempted, misuse_answered, ledger_created>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

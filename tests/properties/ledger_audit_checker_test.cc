@@ -83,6 +83,77 @@ TEST(LedgerAuditChecker, FiresOnEveryKindOfDisagreement) {
            "pages of room 7/gen 0 reported");
   const std::vector<std::string> broken{"free list holds page 3 twice"};
   fires_on([&](sim::ledger_audited& x) { x.inconsistencies = broken; }, broken.front());
+  fires_on([](sim::ledger_audited& x) { x.beyond_pool.front().leases = 1; },
+           "page 6, past the pool of 6, reported free with 1 lease(s)");
+  fires_on([](sim::ledger_audited& x) { x.beyond_pool.back().owner = a; },
+           "reported owned by room 7/gen 0 with 0 lease(s)");
+}
+
+// --- the events agree with each other as they happen -----------------------------------
+
+// A real ledger of `order` from its creation on: quiet, whatever it allocates and frees.
+void expect_quiet_from_creation(core::allocation_order order) {
+  event_builder log;
+  log.add(sim::ledger_created{1, 5, order});
+  core::page_ledger ledger(1, 5, log, core::ledger_options{order, core::release_policy::defer_while_leased});
+  const auto first = ledger.allocate(a, 3).value();
+  const std::vector<core::page_index> two{first[2], first[0]};
+  (void)ledger.release(a, two);
+  (void)ledger.allocate(b, 3);
+  log.add(scenarios::audit_ledger(1, ledger, {a, b}));
+  ledger_audit_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
+TEST(LedgerAuditChecker, QuietOnARealLedgerOfEitherOrder) {
+  expect_quiet_from_creation(core::allocation_order::lifo);
+  expect_quiet_from_creation(core::allocation_order::fifo);
+}
+
+TEST(LedgerAuditChecker, FiresOnAnAllocationTheFreeListDoesNotHandOut) {
+  // LIFO: page 1 freed last must come first; a ledger that hands out page 3 lost its order.
+  event_builder log;
+  log.add(sim::ledger_created{1, 4, core::allocation_order::lifo});
+  log.allocated(1, a, {0, 1});
+  log.release_requested(1, a, {1}, {});
+  log.freed(1, a, 1);
+  const auto wrong = log.allocated(1, b, {2});
+  ledger_audit_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->invariant, "I8");
+  EXPECT_EQ(found->evidence, std::vector<std::size_t>{wrong});
+  EXPECT_NE(found->message.find("the ledger handed room 7/gen 1 pages [2], its free list hands out "
+                                "[1] next"),
+            std::string::npos)
+      << found->message;
+}
+
+TEST(LedgerAuditChecker, FiresOnALeaseEndedTheOtherWayThanItsState) {
+  {
+    event_builder log;
+    log.allocated(1, a, {0});
+    log.lease_started(1, 1, a, lease_role::source, {0});
+    log.lease_quarantined(1, 1, a, {0});
+    log.lease_ended(1, 1, a, {0});
+    ledger_audit_checker checker;
+    const auto found = observe_all(checker, log.events());
+    ASSERT_TRUE(found.has_value());
+    EXPECT_NE(found->message.find("lease 1 ended plainly, but it was quarantined"), std::string::npos)
+        << found->message;
+  }
+  {
+    event_builder log;
+    log.allocated(1, a, {0});
+    log.lease_started(1, 1, a, lease_role::source, {0});
+    log.quarantine_confirmed(1, 1, a, {0});
+    ledger_audit_checker checker;
+    const auto found = observe_all(checker, log.events());
+    ASSERT_TRUE(found.has_value());
+    EXPECT_NE(found->message.find("ended as a confirmed quarantine, but it was never quarantined"),
+              std::string::npos)
+        << found->message;
+  }
 }
 
 }  // namespace

@@ -80,6 +80,7 @@ TEST(MisuseChecker, QuietWhileTheProductionLedgerRefusesEveryKindOfCarelessCall)
       lease_id_call(ledger_call::end_lease, 0),
       lease_id_call(ledger_call::quarantine, std::numeric_limits<core::lease_id>::max()),
       lease_id_call(ledger_call::confirm_quarantine, state.b_lease),  // live, not quarantined
+      pages_call(ledger_call::release_all, nobody, {}),  // holds nothing: accepted, no change
   };
   misuse_checker checker;
   for (const auto& call : calls) careless(log, state.ledger, call);
@@ -195,6 +196,21 @@ TEST(MisuseChecker, FiresOnACallTheHistorySaysIsNoMisuse) {
   const auto found = observe_all(checker, log.events());
   ASSERT_TRUE(found);
   EXPECT_NE(found->message.find("by the ledger's own history the call is no misuse"),
+            std::string::npos)
+      << found->message;
+}
+
+TEST(MisuseChecker, FiresWhenAHarmlessReleaseAllIsRefused) {
+  // release_all treating "nothing to release" as an empty list: a scheduler cleaning a request
+  // twice would be told it misused the ledger.
+  event_builder log;
+  log.add(pages_call(ledger_call::release_all, nobody, {}));
+  log.decided(rank, core::ledger_misuse{ledger_error::empty_request, nobody, std::nullopt, {}});
+  log.add(sim::misuse_answered{rank, ledger_error::empty_request});
+  misuse_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->message.find("answered empty_request, but the room holds nothing to release"),
             std::string::npos)
       << found->message;
 }

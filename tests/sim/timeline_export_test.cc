@@ -417,7 +417,13 @@ TEST(TimelineExport, DeadlockedRunClosesEveryActorSliceAndShowsTheFinding) {
 
 TEST(TimelineExport, ALogCutShortStillClosesEverySliceAtItsLastTimestamp) {
   exported_run run = run_exported(from_catalogue("page42"), core::variant::safe(), 3);
-  for (const std::size_t keep : {run.events.size() / 3, run.events.size() / 2, std::size_t{1}}) {
+  // The shortest cut keeps the first actor's start (the world's ledger_created come before).
+  const auto first_start = std::find_if(run.events.begin(), run.events.end(), [](const sim_event& e) {
+    return std::holds_alternative<actor_started>(e.body);
+  });
+  ASSERT_NE(first_start, run.events.end());
+  const auto just_started = static_cast<std::size_t>(first_start - run.events.begin()) + 1;
+  for (const std::size_t keep : {run.events.size() / 3, run.events.size() / 2, just_started}) {
     const std::vector<sim_event> prefix(run.events.begin(),
                                         run.events.begin() + static_cast<std::ptrdiff_t>(keep));
     const json trace = chrome_trace(prefix, run.actors);

@@ -1,0 +1,34 @@
+#include "properties/free_list_replay.h"
+
+#include <algorithm>
+
+namespace kvsim::properties {
+
+free_list_replay::free_list_replay(std::uint32_t pages_total, core::allocation_order order)
+    : order_(order) {
+  for (core::page_index page = 0; page < pages_total; ++page) {
+    if (order == core::allocation_order::lifo) {
+      free_.push_front(page);  // the back (taken first) ends up as page 0
+    } else {
+      free_.push_back(page);
+    }
+  }
+}
+
+std::vector<core::page_index> free_list_replay::next(std::uint32_t count) const {
+  if (count > free_.size()) return {};
+  std::vector<core::page_index> pages;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    pages.push_back(order_ == core::allocation_order::lifo ? free_[free_.size() - 1 - i] : free_[i]);
+  }
+  return pages;
+}
+
+void free_list_replay::taken(const std::vector<core::page_index>& pages) {
+  for (const core::page_index page : pages) {
+    const auto it = std::find(free_.begin(), free_.end(), page);
+    if (it != free_.end()) free_.erase(it);
+  }
+}
+
+}  // namespace kvsim::properties
