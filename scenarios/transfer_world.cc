@@ -192,7 +192,8 @@ struct transfer_world::parts {
   }
 
   // The fault peer_death: at each heartbeat period the search may stop prefill rank p for
-  // good (one death per run). Its scheduler and bootstrap end at their next wait, messages
+  // good; any number of prefill ranks may die, each at its own heartbeat, so a request can
+  // lose a second rank while it already drains or holds pages for the first. Its scheduler and bootstrap end at their next wait, messages
   // to and from it are lost, and the writes its NIC has posted keep landing until it stops
   // them (the engine's per-page choice); once none runs, the transport confirms the teardown.
   void heartbeat(rank_id p) {
@@ -200,9 +201,8 @@ struct transfer_world::parts {
     for (;;) {
       if (all_decode_done()) return;
       world.wait_virtual(heartbeat_us);
-      if (!someone_died && world.fault(sim::fault_kind::peer_death)) break;
+      if (world.fault(sim::fault_kind::peer_death)) break;
     }
-    someone_died = true;
     liveness.stop(p);
     me.engine.stop();
     me.news.notify_all();
@@ -763,7 +763,6 @@ struct transfer_world::parts {
   std::map<rank_id, std::unique_ptr<prefill_rank_parts>> prefill;
   std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
   std::vector<std::unique_ptr<sim::gate>> gates;
-  bool someone_died = false;  // one peer death per run
   // The careless caller's memory of lease ids, per rank (follow_leases).
   enum class lease_life : std::uint8_t { live, quarantined, ended };
   struct rank_leases {
