@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/prefetch_abort.h"
+#include "scenarios/scenario_names.h"
 #include "sim/host_page_pool.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_collective.h"
@@ -65,6 +66,20 @@ struct prefetch_world::parts {
       ranks.emplace(rank, std::make_unique<rank_parts>(*this, rank));
       world.spawn({rank, "scheduler", 0}, [this, rank] { scheduler(rank); });
     }
+    // Once every actor returned, each coordinator is read through its own accessor: an entry
+    // it still keeps (whatever its events said) is a leak the leak checker reports (I8).
+    world.add_quiescence_audit([this] {
+      for (const auto& [rank, part] : ranks) {
+        sim::core_audited audit{rank, "prefetch_abort_coordinator", {}};
+        for (const core::room_key& key : keys) {
+          const core::prefetch_state state = part->coordinator.local_state(key);
+          if (state == core::prefetch_state::missing) continue;
+          audit.held.push_back(core::to_string(key) + ": prefetch entry still kept (" +
+                               detail::to_string(state) + ")");
+        }
+        world.emit(std::move(audit));
+      }
+    });
   }
 
   static std::vector<core::rank_id> members_of(const scenario_spec& s) {
