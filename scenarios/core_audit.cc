@@ -20,10 +20,9 @@ sim::ledger_audited audit_ledger(core::rank_id rank, const core::page_ledger& le
     if (!owner) continue;
     audit.owned.push_back({page, *owner, ledger.lease_count(page), ledger.is_retiring(page)});
   }
-  for (const core::room_key& owner : owners) {
-    std::vector<core::page_index> pages = ledger.pages_of(owner);
-    if (!pages.empty()) audit.pages_of.emplace_back(owner, std::move(pages));
-  }
+  // Every owner the scenario knows, holding pages or not: an owner answered with none is
+  // compared with the events too (a pages_of that forgets pages would hide otherwise).
+  for (const core::room_key& owner : owners) audit.pages_of.emplace_back(owner, ledger.pages_of(owner));
   audit.inconsistencies = ledger.check_consistency();
   for (const core::page_index page : {ledger.pages_total(), std::numeric_limits<core::page_index>::max()}) {
     audit.beyond_pool.push_back(

@@ -174,7 +174,7 @@ struct ledger_audited {
   std::uint32_t quarantined_pages = 0;
   std::uint32_t active_leases = 0;
   std::vector<owned_page> owned;  // every page with an owner_of, ascending
-  // pages_of(owner) for every owner the scenario knows that still has pages.
+  // pages_of(owner) for every owner the scenario knows, empty answers included.
   std::vector<std::pair<core::room_key, std::vector<core::page_index>>> pages_of;
   std::vector<std::string> inconsistencies;  // the ledger's own check_consistency()
   // What the accessors answer for pages past the pool (pages_total and the largest index):
