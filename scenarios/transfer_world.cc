@@ -193,9 +193,10 @@ struct transfer_world::parts {
 
   // The fault peer_death: at each heartbeat period the search may stop prefill rank p for
   // good; any number of prefill ranks may die, each at its own heartbeat, so a request can
-  // lose a second rank while it already drains or holds pages for the first. Its scheduler and bootstrap end at their next wait, messages
-  // to and from it are lost, and the writes its NIC has posted keep landing until it stops
-  // them (the engine's per-page choice); once none runs, the transport confirms the teardown.
+  // lose a second rank while it already drains or holds pages for the first. Its scheduler
+  // and bootstrap end at their next wait, messages to and from it are lost, and the writes
+  // its NIC has posted keep landing until it stops them (the engine's per-page choice); once
+  // none runs, the transport confirms the teardown.
   void heartbeat(rank_id p) {
     prefill_rank_parts& me = *prefill.at(p);
     for (;;) {
@@ -290,10 +291,6 @@ struct transfer_world::parts {
         call.pages = {page};
         break;
       }
-      case 6:  // a room that owns nothing releases everything it has: nothing, and no misuse
-        call.call = sim::ledger_call::release_all;
-        call.caller = stranger();
-        break;
       case 5: {  // a page its owner already released, still retiring behind a lease
         call.caller = stranger();
         call.pages = {page};
@@ -308,6 +305,10 @@ struct transfer_world::parts {
         }
         break;
       }
+      case 6:  // a room that owns nothing releases everything it has: nothing, and no misuse
+        call.call = sim::ledger_call::release_all;
+        call.caller = stranger();
+        break;
       default:
         careless_lease_call(rank, call);
         break;
@@ -334,35 +335,28 @@ struct transfer_world::parts {
       if (ids.empty()) return std::nullopt;
       return ids[world.choose(choice_careless_variant, static_cast<std::uint32_t>(ids.size()))];
     };
-    switch (world.choose(choice_careless_variant, 6)) {
-      case 0:
-        call.call = sim::ledger_call::end_lease;
-        if (const auto ended = pick_one(lease_life::ended)) {
-          call.lease = *ended;
-          return;
-        }
-        break;
-      case 1:
-        call.call = sim::ledger_call::confirm_quarantine;
-        if (const auto live = pick_one(lease_life::live)) {
-          call.lease = *live;
-          return;
-        }
-        break;
-      case 2:
-        call.call = world.choose(choice_careless_variant, 2) == 1 ? sim::ledger_call::end_lease
-                                                                   : sim::ledger_call::quarantine;
-        if (const auto held = pick_one(lease_life::quarantined)) {
-          call.lease = *held;
-          return;
-        }
-        break;
-      case 3:
-        call.call = sim::ledger_call::quarantine;
-        call.lease = known.last_issued + 1;
+    // A call, and the life of the lease that makes it wrong.
+    struct wrong_for {
+      sim::ledger_call call;
+      lease_life life;
+    };
+    static constexpr wrong_for by_life[] = {
+        {sim::ledger_call::end_lease, lease_life::ended},
+        {sim::ledger_call::confirm_quarantine, lease_life::live},
+        {sim::ledger_call::end_lease, lease_life::quarantined},
+        {sim::ledger_call::quarantine, lease_life::quarantined},
+    };
+    const std::uint32_t pick = world.choose(choice_careless_variant, std::size(by_life) + 2);
+    if (pick < std::size(by_life)) {
+      if (const auto id = pick_one(by_life[pick].life)) {
+        call.call = by_life[pick].call;
+        call.lease = *id;
         return;
-      default:
-        break;
+      }
+    } else if (pick == std::size(by_life)) {
+      call.call = sim::ledger_call::quarantine;
+      call.lease = known.last_issued + 1;  // the next id: not issued yet
+      return;
     }
     static constexpr sim::ledger_call lease_calls[] = {sim::ledger_call::end_lease,
                                                        sim::ledger_call::quarantine,
