@@ -25,6 +25,7 @@
 #include "properties/outcome_checker.h"
 #include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
+#include "properties/room_books_checker.h"
 #include "properties/status_books_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "sim/world.h"
@@ -62,6 +63,7 @@ struct checker_set {
   closed_room_checker closed_room;                // I4
   misuse_checker misuse;                          // the ledger refuses a careless caller
   status_books_checker status_books;              // I4: the status table's answers
+  room_books_checker room_books;                  // I4: the room table's reports and evictions
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7
   leak_checker leak;                              // I8

@@ -15,6 +15,7 @@
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
 #include "scenarios/careless_call.h"
+#include "scenarios/careless_lifetime_call.h"
 #include "scenarios/core_audit.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_liveness.h"
@@ -40,6 +41,7 @@ constexpr std::uint64_t choice_careless_call = 0xca11;
 constexpr std::uint64_t choice_careless_page = 0xca12;
 constexpr std::uint64_t choice_careless_caller = 0xca13;
 constexpr std::uint64_t choice_careless_variant = 0xca14;
+constexpr std::uint64_t choice_careless_table = 0xca15;
 constexpr std::uint64_t choice_late_status_room = 0x1a7e;
 constexpr std::uint64_t choice_late_status_value = 0x1a7f;
 // Peer death: a heartbeat period (each one a chance for the rank to die), and how long the
@@ -131,6 +133,7 @@ struct transfer_world::parts {
     for (const auto& [rank, part] : memories) {
       world.emit(sim::ledger_created{rank, spec.topology.pages_per_rank, spec.topology.allocation});
     }
+    for (rank_id p : prefill_ranks) world.emit(sim::lifetimes_created{p, spec.topology.tombstones});
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
       gates.push_back(std::make_unique<sim::gate>(world, "gate" + std::to_string(g)));
       const auto& gate_spec = spec.faults.gates[g];
@@ -230,7 +233,13 @@ struct transfer_world::parts {
       } else {
         world.wait_virtual(poll_interval_us);
       }
-      if (world.fault(sim::fault_kind::ledger_misuse)) misuse_once(rank, ledger);
+      if (!world.fault(sim::fault_kind::ledger_misuse)) continue;
+      // A prefill rank's glue also keeps the room table: one careless call in three goes there.
+      if (is_prefill && world.choose(choice_careless_table, 3) == 0) {
+        misuse_table_once(rank, prefill.at(rank)->lifetimes);
+      } else {
+        misuse_once(rank, ledger);
+      }
     }
   }
 
@@ -317,6 +326,18 @@ struct transfer_world::parts {
     world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
     // A monitor reads the books right after: the audit holds them against the events mid-run.
     world.emit(audit_ledger(rank, ledger, keys));
+  }
+
+  void misuse_table_once(rank_id rank, core::room_lifetimes& table) {
+    static constexpr sim::lifetime_call calls[] = {
+        sim::lifetime_call::open, sim::lifetime_call::try_acquire, sim::lifetime_call::release,
+        sim::lifetime_call::clear};
+    const sim::lifetime_call call = calls[world.choose(choice_careless_call, std::size(calls))];
+    const std::size_t start = world.choose(choice_careless_caller, static_cast<std::uint32_t>(keys.size()));
+    const sim::lifetime_misuse_attempted attempt =
+        wrong_lifetime_call(table, rank, call, keys, start, stranger());
+    world.emit(attempt);
+    world.emit(sim::lifetime_misuse_answered{rank, make_careless_lifetime_call(table, attempt)});
   }
 
   // A call naming a lease id that is wrong for it, whatever the ledger holds: never issued (0,

@@ -174,6 +174,17 @@ struct describer {
     out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
         << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
+  void operator()(const lifetimes_created& e) const {
+    out << "lifetimes_created rank=" << e.rank << " tombstones=" << e.tombstones_max;
+  }
+  void operator()(const lifetime_misuse_attempted& e) const {
+    out << "lifetime_misuse_attempted rank=" << e.rank << " " << to_string(e.call) << " "
+        << core::to_string(e.key);
+  }
+  void operator()(const lifetime_misuse_answered& e) const {
+    out << "lifetime_misuse_answered rank=" << e.rank << " "
+        << (e.error ? core::to_string(*e.error) : "accepted");
+  }
   void operator()(const misuse_answered& e) const {
     out << "misuse_answered rank=" << e.rank << " "
         << (e.error ? core::to_string(*e.error) : "accepted");
@@ -210,6 +221,20 @@ const char* to_string(ledger_call call) {
       return "confirm_quarantine";
     case ledger_call::release_all:
       return "release_all";
+  }
+  return "unknown_call";
+}
+
+const char* to_string(lifetime_call call) {
+  switch (call) {
+    case lifetime_call::open:
+      return "open";
+    case lifetime_call::try_acquire:
+      return "try_acquire";
+    case lifetime_call::release:
+      return "release";
+    case lifetime_call::clear:
+      return "clear";
   }
   return "unknown_call";
 }

@@ -258,6 +258,31 @@ struct misuse_answered {
   std::optional<core::ledger_error> error;  // empty: the ledger accepted the call
 };
 
+// The world built `rank`'s room table (core::room_lifetimes) with room for `tombstones_max`
+// tombstones, so that the checkers can follow its evictions from the first close on.
+struct lifetimes_created {
+  core::rank_id rank = 0;
+  std::uint32_t tombstones_max = 0;
+};
+
+// The careless caller (fault `misuse`) calls a prefill rank's room table wrongly too, as
+// engine glue with a bookkeeping bug would: an open of a room already open or tombstoned, an
+// admission to a closed or unknown room, a lease release with none pending, a clear with leases
+// pending. Bracketed like misuse_attempted/misuse_answered: the table's events in between
+// belong to the call.
+enum class lifetime_call : std::uint8_t { open, try_acquire, release, clear };
+const char* to_string(lifetime_call call);
+
+struct lifetime_misuse_attempted {
+  core::rank_id rank = 0;
+  lifetime_call call = lifetime_call::open;
+  core::room_key key;
+};
+struct lifetime_misuse_answered {
+  core::rank_id rank = 0;
+  std::optional<core::lifetime_error> error;  // empty: the table accepted the call
+};
+
 using sim_event_body =
     std::variant<core_decided, actor_started, actor_finished, collective_entered,
                  collective_left, transfer_submitted, transfer_page_copied, transfer_ended,
@@ -265,7 +290,8 @@ using sim_event_body =
                  storage_page_written, storage_read_ended, message_sent, message_delivered,
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
                  core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
-                 misuse_attempted, misuse_answered, ledger_created>;
+                 misuse_attempted, misuse_answered, ledger_created, lifetimes_created,
+                 lifetime_misuse_attempted, lifetime_misuse_answered>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

@@ -1,0 +1,383 @@
+#include "properties/room_books_checker.h"
+
+#include <utility>
+#include <variant>
+
+#include "properties/finding_text.h"
+
+namespace kvsim::properties {
+namespace {
+
+bool is_table_decision(const core::event_body& body) {
+  return std::holds_alternative<core::room_opened>(body) ||
+         std::holds_alternative<core::chunk_admitted>(body) ||
+         std::holds_alternative<core::chunk_released>(body) ||
+         std::holds_alternative<core::room_closed>(body) ||
+         std::holds_alternative<core::room_cleared>(body) ||
+         std::holds_alternative<core::tombstone_evicted>(body) ||
+         std::holds_alternative<core::lifetime_refused>(body);
+}
+
+std::string table_of(core::rank_id rank) {
+  return "rank " + std::to_string(rank) + "'s room table";
+}
+
+}  // namespace
+
+std::optional<sim::finding> room_books_checker::observe(const sim::sim_event& e,
+                                                        std::size_t index) {
+  if (const auto* created = std::get_if<sim::lifetimes_created>(&e.body)) {
+    tables_[created->rank].tombstones_max = created->tombstones_max;
+    return std::nullopt;
+  }
+  if (const auto* call = std::get_if<sim::lifetime_misuse_attempted>(&e.body)) {
+    table_model& t = tables_[call->rank];
+    t.careless = *call;
+    t.careless_expected = predict(t, *call);
+    t.careless_evidence = {index};
+    t.careless_refusals.clear();
+    t.careless_other.clear();
+    return std::nullopt;
+  }
+  if (const auto* answer = std::get_if<sim::lifetime_misuse_answered>(&e.body)) {
+    return answered(*answer, e.step, index);
+  }
+  if (const auto* made = std::get_if<sim::core_decided>(&e.body)) {
+    return decided(made->what, e.step, index);
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> room_books_checker::decided(const core::event& what,
+                                                        std::uint64_t step, std::size_t index) {
+  const auto table = tables_.find(what.rank);
+  if (!is_table_decision(what.body)) {
+    // The table emits an eviction next to the insert that caused it: any other decision in
+    // between means the eviction it owed never came, or came with no insert.
+    if (table == tables_.end()) return std::nullopt;
+    table_model& t = table->second;
+    if (t.owed_eviction) {
+      const core::room_key owed = *t.owed_eviction;
+      t.owed_eviction.reset();
+      return sim::finding{"I4",
+                          "I4: " + table_of(what.rank) + " was full when a cleared room left " +
+                              "its tombstone, but it did not evict its oldest tombstone " +
+                              core::to_string(owed) + " (decided " + core::describe(what) +
+                              " at step " + std::to_string(step) + " instead)",
+                          {index},
+                          {}};
+    }
+    if (t.early_eviction) {
+      const auto [evicted, at] = *t.early_eviction;
+      t.early_eviction.reset();
+      return sim::finding{"I4",
+                          "I4: " + table_of(what.rank) + " evicted the tombstone of " +
+                              core::to_string(evicted) + " but added none",
+                          {at},
+                          {}};
+    }
+    return std::nullopt;
+  }
+  table_model& t = tables_[what.rank];
+  if (t.careless) {
+    t.careless_evidence.push_back(index);
+    if (const auto* refused = std::get_if<core::lifetime_refused>(&what.body)) {
+      t.careless_refusals.push_back(*refused);
+    } else {
+      t.careless_other.push_back(core::describe(what));
+    }
+    return std::nullopt;
+  }
+  return follow(t, what, step, index);
+}
+
+std::optional<sim::finding> room_books_checker::follow(table_model& t, const core::event& what,
+                                                       std::uint64_t step, std::size_t index) {
+  const core::rank_id rank = what.rank;
+  const auto found = [&](std::string why, std::vector<std::size_t> evidence) {
+    evidence.push_back(index);
+    sort_evidence(evidence);
+    return sim::finding{"I4",
+                        "I4: " + table_of(rank) + " " + std::move(why) + " at step " +
+                            std::to_string(step),
+                        std::move(evidence),
+                        {}};
+  };
+  if (t.owed_eviction) {
+    const core::room_key owed = *t.owed_eviction;
+    t.owed_eviction.reset();
+    const auto* evicted = std::get_if<core::tombstone_evicted>(&what.body);
+    if (evicted == nullptr || evicted->key != owed) {
+      return found("was full when a cleared room left its tombstone, but instead of evicting its "
+                   "oldest tombstone " + core::to_string(owed) + " it decided " +
+                       core::describe(what),
+                   {});
+    }
+    return std::nullopt;
+  }
+  if (t.early_eviction && !std::holds_alternative<core::room_closed>(what.body)) {
+    const auto [evicted, at] = *t.early_eviction;
+    t.early_eviction.reset();
+    return found("evicted the tombstone of " + core::to_string(evicted) + " but added none (next "
+                 "it decided " + core::describe(what) + ")",
+                 {at});
+  }
+  if (const auto* opened = std::get_if<core::room_opened>(&what.body)) {
+    if (t.tombstones.contains(opened->key)) {
+      return found("opened " + core::to_string(opened->key) + " over its tombstone", {});
+    }
+    const auto room = t.rooms.find(opened->key);
+    if (room != t.rooms.end()) {
+      return found("opened " + core::to_string(opened->key) + " a second time", {room->second.since});
+    }
+    t.rooms.emplace(opened->key, room_model{false, 0, index});
+  } else if (const auto* admitted = std::get_if<core::chunk_admitted>(&what.body)) {
+    const auto room = t.rooms.find(admitted->key);
+    if (room == t.rooms.end()) {
+      return found("admitted a chunk to " + core::to_string(admitted->key) + ", a room it never "
+                   "opened", {});
+    }
+    room_model& r = room->second;
+    if (r.closed) return found("admitted a chunk to closed " + core::to_string(admitted->key), {r.since});
+    if (admitted->pending_leases != r.pending_leases + 1) {
+      return found("reported " + std::to_string(admitted->pending_leases) + " lease(s) pending on " +
+                       core::to_string(admitted->key) + " after an admission, its events make " +
+                       std::to_string(r.pending_leases + 1),
+                   {r.since});
+    }
+    r = {false, admitted->pending_leases, index};
+  } else if (const auto* released = std::get_if<core::chunk_released>(&what.body)) {
+    const auto room = t.rooms.find(released->key);
+    if (room == t.rooms.end()) {
+      return found("released a chunk lease of " + core::to_string(released->key) +
+                       ", a room it does not track", {});
+    }
+    room_model& r = room->second;
+    if (r.pending_leases == 0 || released->pending_leases != r.pending_leases - 1) {
+      return found("reported " + std::to_string(released->pending_leases) + " lease(s) pending on " +
+                       core::to_string(released->key) + " after a release, with " +
+                       std::to_string(r.pending_leases) + " pending before it",
+                   {r.since});
+    }
+    r.pending_leases = released->pending_leases;
+    r.since = index;
+  } else if (const auto* closed = std::get_if<core::room_closed>(&what.body)) {
+    const auto room = t.rooms.find(closed->key);
+    if (room != t.rooms.end()) {
+      room_model& r = room->second;
+      if (closed->tombstone || closed->pending_leases != r.pending_leases) {
+        return found("reported the close of open " + core::to_string(closed->key) + " as " +
+                         (closed->tombstone ? "a close before its open" : "an open room's") +
+                         " with " + std::to_string(closed->pending_leases) +
+                         " lease(s) pending; its events make an open room's with " +
+                         std::to_string(r.pending_leases),
+                     {r.since});
+      }
+      if (t.early_eviction) {
+        const auto [evicted, at] = *t.early_eviction;
+        t.early_eviction.reset();
+        return found("evicted the tombstone of " + core::to_string(evicted) +
+                         " for the close of an open room, which adds none",
+                     {at});
+      }
+      r.closed = true;
+      r.since = index;
+      return std::nullopt;
+    }
+    if (!closed->tombstone || closed->pending_leases != 0) {
+      return found("reported the close of " + core::to_string(closed->key) + ", which it never "
+                   "opened, as " + (closed->tombstone ? "a close before open" : "an open room's") +
+                       " with " + std::to_string(closed->pending_leases) + " lease(s) pending",
+                   {});
+    }
+    if (t.tombstones.contains(closed->key)) {
+      if (!t.early_eviction) return std::nullopt;
+      const auto [evicted, at] = *t.early_eviction;
+      t.early_eviction.reset();
+      return found("evicted the tombstone of " + core::to_string(evicted) + " for a close of " +
+                       core::to_string(closed->key) + ", which was tombstoned already",
+                   {at});
+    }
+    return add_tombstone(t, rank, closed->key, true, step, index);
+  } else if (const auto* cleared = std::get_if<core::room_cleared>(&what.body)) {
+    const auto room = t.rooms.find(cleared->key);
+    if (room == t.rooms.end()) {
+      return found("cleared " + core::to_string(cleared->key) + ", a room it does not track", {});
+    }
+    if (room->second.pending_leases != 0) {
+      return found("cleared " + core::to_string(cleared->key) + " with " +
+                       std::to_string(room->second.pending_leases) + " chunk lease(s) pending",
+                   {room->second.since});
+    }
+    const bool was_closed = room->second.closed;
+    t.rooms.erase(room);
+    if (was_closed) return add_tombstone(t, rank, cleared->key, false, step, index);
+  } else if (const auto* evicted = std::get_if<core::tombstone_evicted>(&what.body)) {
+    if (!t.tombstones_max) {  // no size known: follow the table, judge nothing
+      t.tombstones.erase(evicted->key);
+      std::erase(t.tombstone_order, evicted->key);
+      return std::nullopt;
+    }
+    if (t.early_eviction) {
+      return found("evicted two tombstones (" + core::to_string(t.early_eviction->first) + " and " +
+                       core::to_string(evicted->key) + ") for one insert",
+                   {t.early_eviction->second});
+    }
+    t.early_eviction = std::pair{evicted->key, index};
+  } else if (const auto* refused = std::get_if<core::lifetime_refused>(&what.body)) {
+    if (const auto why = refusal_disagrees(t, *refused)) return found(*why, {});
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> room_books_checker::add_tombstone(table_model& t, core::rank_id rank,
+                                                              core::room_key key,
+                                                              bool eviction_came_first,
+                                                              std::uint64_t step,
+                                                              std::size_t index) {
+  std::optional<sim::finding> result;
+  const auto early = t.early_eviction;
+  t.early_eviction.reset();
+  if (t.tombstones_max && t.tombstones.size() >= *t.tombstones_max) {
+    const core::room_key oldest = t.tombstone_order.front();
+    t.tombstone_order.pop_front();
+    t.tombstones.erase(oldest);
+    if (!eviction_came_first) {
+      t.owed_eviction = oldest;
+    } else if (!early || early->first != oldest) {
+      std::vector<std::size_t> evidence{index};
+      if (early) evidence.insert(evidence.begin(), early->second);
+      result = sim::finding{
+          "I4",
+          "I4: " + table_of(rank) + " tombstoned " + core::to_string(key) + " at step " +
+              std::to_string(step) + " into a full table (" + std::to_string(*t.tombstones_max) +
+              " entries) but " +
+              (early ? "evicted " + core::to_string(early->first) + " instead of its oldest, " +
+                           core::to_string(oldest)
+                     : "evicted nothing (its oldest is " + core::to_string(oldest) + ")"),
+          std::move(evidence),
+          {}};
+    }
+  } else if (early && t.tombstones_max) {
+    result = sim::finding{"I4",
+                          "I4: " + table_of(rank) + " evicted the tombstone of " +
+                              core::to_string(early->first) + " to tombstone " +
+                              core::to_string(key) + " at step " + std::to_string(step) +
+                              " with " + std::to_string(t.tombstones.size()) + " of " +
+                              std::to_string(*t.tombstones_max) + " entries used",
+                          {early->second, index},
+                          {}};
+  }
+  t.tombstones.insert(key);
+  t.tombstone_order.push_back(key);
+  return result;
+}
+
+std::optional<std::string> room_books_checker::refusal_disagrees(
+    const table_model& t, const core::lifetime_refused& refusal) {
+  const auto room = t.rooms.find(refusal.key);
+  const bool tracked = room != t.rooms.end();
+  const bool tombstoned = t.tombstones.contains(refusal.key);
+  const std::string what = "refused " + core::to_string(refusal.key) + " as " +
+                           core::to_string(refusal.error) + ", but its events ";
+  switch (refusal.error) {
+    case core::lifetime_error::unknown_room:
+      if (tracked) return what + "keep the room open";
+      break;
+    case core::lifetime_error::already_open:
+      if (!tracked) return what + "never opened it (or cleared it)";
+      break;
+    case core::lifetime_error::tombstoned:
+      if (!tombstoned) return what + "left no tombstone for it";
+      break;
+    case core::lifetime_error::room_closed:
+      if (tracked ? !room->second.closed : !tombstoned) return what + "never closed it";
+      break;
+    case core::lifetime_error::lease_underflow:
+      if (!tracked || room->second.pending_leases != 0) {
+        return what + (tracked ? "keep " + std::to_string(room->second.pending_leases) +
+                                     " lease(s) pending"
+                               : std::string("do not track the room"));
+      }
+      break;
+    case core::lifetime_error::leases_pending:
+      if (!tracked || room->second.pending_leases == 0) {
+        return what + (tracked ? std::string("keep no lease pending") : std::string("do not track the room"));
+      }
+      break;
+  }
+  return std::nullopt;
+}
+
+std::optional<core::lifetime_error> room_books_checker::predict(
+    const table_model& t, const sim::lifetime_misuse_attempted& call) {
+  const auto room = t.rooms.find(call.key);
+  const bool tracked = room != t.rooms.end();
+  switch (call.call) {
+    case sim::lifetime_call::open:
+      if (t.tombstones.contains(call.key)) return core::lifetime_error::tombstoned;
+      if (tracked) return core::lifetime_error::already_open;
+      return std::nullopt;
+    case sim::lifetime_call::try_acquire:
+      if (!tracked) {
+        return t.tombstones.contains(call.key) ? core::lifetime_error::room_closed
+                                               : core::lifetime_error::unknown_room;
+      }
+      if (room->second.closed) return core::lifetime_error::room_closed;
+      return std::nullopt;
+    case sim::lifetime_call::release:
+      if (!tracked) return core::lifetime_error::unknown_room;
+      if (room->second.pending_leases == 0) return core::lifetime_error::lease_underflow;
+      return std::nullopt;
+    case sim::lifetime_call::clear:
+      if (!tracked) return core::lifetime_error::unknown_room;
+      if (room->second.pending_leases > 0) return core::lifetime_error::leases_pending;
+      return std::nullopt;
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> room_books_checker::answered(
+    const sim::lifetime_misuse_answered& answer, std::uint64_t step, std::size_t index) {
+  table_model& t = tables_[answer.rank];
+  if (!t.careless) return std::nullopt;
+  const sim::lifetime_misuse_attempted call = *t.careless;
+  const std::optional<core::lifetime_error> expected = t.careless_expected;
+  std::vector<std::size_t> evidence = std::move(t.careless_evidence);
+  evidence.push_back(index);
+  const std::vector<core::lifetime_refused> refusals = std::move(t.careless_refusals);
+  const std::vector<std::string> other = std::move(t.careless_other);
+  t.careless.reset();
+  t.careless_expected.reset();
+  t.careless_evidence.clear();
+  t.careless_refusals.clear();
+  t.careless_other.clear();
+
+  std::vector<std::string> problems;
+  if (!expected) {
+    problems.push_back("by the table's own events the call is no misuse (the world made a call "
+                       "it should not have, trusting the table's accessors)");
+  } else {
+    if (answer.error != expected) {
+      problems.push_back(std::string("answered ") +
+                         (answer.error ? core::to_string(*answer.error) : "accepted") +
+                         ", its events say " + core::to_string(*expected));
+    }
+    if (refusals.size() != 1 || refusals.front().error != *expected ||
+        refusals.front().key != call.key) {
+      problems.push_back(std::to_string(refusals.size()) + " lifetime_refused event(s), expected "
+                         "one: " + core::to_string(*expected) + " for " +
+                         core::to_string(call.key));
+    }
+  }
+  for (const std::string& decision : other) {
+    problems.push_back("the refused call changed the table: " + decision);
+  }
+  if (problems.empty()) return std::nullopt;
+  const std::string text = "misuse: careless " + std::string(sim::to_string(call.call)) + " of " +
+                           core::to_string(call.key) + " on " + table_of(call.rank) +
+                           " at step " + std::to_string(step) + ": " + problems.front();
+  return sim::finding{"misuse", text, std::move(evidence), std::move(problems)};
+}
+
+}  // namespace kvsim::properties

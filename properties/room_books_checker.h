@@ -1,0 +1,87 @@
+#pragma once
+// DOMAIN.md I4, the room table's books: each prefill rank's room_lifetimes reports every
+// decision it takes (room_opened, chunk_admitted, chunk_released, room_closed, room_cleared,
+// tombstone_evicted, lifetime_refused). The checker replays them into its own model of the
+// table, rooms with their pending chunk leases and the bounded tombstone table in insertion
+// order, and holds every report against the model:
+//   - a room opens once, never while tombstoned; a chunk is admitted only to an open room that
+//     is not closed, and the counts of pending leases it reports step by one from the model's;
+//   - a close reports the model's pending leases, and "before open" exactly when the model
+//     knows no open room (then it adds a tombstone unless one is there);
+//   - a room is cleared only with no lease pending; a closed one leaves a tombstone;
+//   - the tombstone table evicts exactly when an insert finds it full (its size comes from the
+//     world's sim::lifetimes_created), and evicts the oldest, as core/room_lifetimes.h
+//     promises: an engine sizes the table on that promise, and a table that evicts early or
+//     the wrong entry readmits the late sender B10's tombstone exists to stop;
+//   - a refusal names a reason the model agrees with (a close-before-open refusal for a room
+//     the model never tombstoned is a report an operator would act on wrongly).
+// A careless caller (fault `misuse`) also calls the table wrongly between
+// sim::lifetime_misuse_attempted and sim::lifetime_misuse_answered: the model predicts the
+// refusal, and the answer, the one lifetime_refused inside, and "nothing else decided" are
+// held against it.
+// The model follows the table's own events, so it holds under every variant (the bugs live in
+// the sender, which calls the table; the table keeps honest books of whatever it is asked).
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/errors.h"
+#include "core/events.h"
+#include "core/ids.h"
+#include "sim/checker.h"
+#include "sim/sim_events.h"
+
+namespace kvsim::properties {
+
+class room_books_checker : public sim::checker {
+ public:
+  const char* name() const override { return "room_books"; }
+  std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
+
+ private:
+  struct room_model {
+    bool closed = false;
+    std::uint32_t pending_leases = 0;
+    std::size_t since = 0;  // the event that last changed it
+  };
+  struct table_model {
+    std::optional<std::uint32_t> tombstones_max;  // unknown: evictions are not judged
+    std::map<core::room_key, room_model> rooms;
+    std::set<core::room_key> tombstones;
+    std::deque<core::room_key> tombstone_order;
+    // The eviction the table owes: after a clear that tombstoned into a full table, the next
+    // decision must evict this key.
+    std::optional<core::room_key> owed_eviction;
+    // An eviction seen before the close-before-open that must have caused it.
+    std::optional<std::pair<core::room_key, std::size_t>> early_eviction;
+    // A careless call in flight: the predicted refusal and what the table decided inside.
+    std::optional<sim::lifetime_misuse_attempted> careless;
+    std::optional<core::lifetime_error> careless_expected;
+    std::vector<std::size_t> careless_evidence;
+    std::vector<core::lifetime_refused> careless_refusals;
+    std::vector<std::string> careless_other;
+  };
+
+  std::optional<sim::finding> decided(const core::event& what, std::uint64_t step,
+                                      std::size_t index);
+  std::optional<sim::finding> follow(table_model& t, const core::event& what, std::uint64_t step,
+                                     std::size_t index);
+  std::optional<sim::finding> add_tombstone(table_model& t, core::rank_id rank,
+                                            core::room_key key, bool eviction_came_first,
+                                            std::uint64_t step, std::size_t index);
+  std::optional<sim::finding> answered(const sim::lifetime_misuse_answered& answer,
+                                       std::uint64_t step, std::size_t index);
+  static std::optional<core::lifetime_error> predict(const table_model& t,
+                                                     const sim::lifetime_misuse_attempted& call);
+  static std::optional<std::string> refusal_disagrees(const table_model& t,
+                                                      const core::lifetime_refused& refusal);
+
+  std::map<core::rank_id, table_model> tables_;
+};
+
+}  // namespace kvsim::properties

@@ -1,0 +1,54 @@
+#include "scenarios/careless_lifetime_call.h"
+
+namespace kvsim::scenarios {
+namespace {
+
+bool makes_wrong(const core::room_lifetimes& table, sim::lifetime_call call, core::room_key key) {
+  switch (call) {
+    case sim::lifetime_call::open:
+      return table.is_tracked(key) || table.is_tombstoned(key);
+    case sim::lifetime_call::try_acquire:
+      return table.is_closed(key);
+    case sim::lifetime_call::release:
+      return table.is_tracked(key) && table.pending_leases(key) == 0;
+    case sim::lifetime_call::clear:
+      return table.is_tracked(key) && table.pending_leases(key) > 0;
+  }
+  return false;
+}
+
+}  // namespace
+
+sim::lifetime_misuse_attempted wrong_lifetime_call(const core::room_lifetimes& table,
+                                                   core::rank_id rank, sim::lifetime_call call,
+                                                   const std::vector<core::room_key>& rooms,
+                                                   std::size_t start, core::room_key stranger) {
+  for (std::size_t i = 0; i < rooms.size(); ++i) {
+    const core::room_key key = rooms[(start + i) % rooms.size()];
+    if (makes_wrong(table, call, key)) return {rank, call, key};
+  }
+  if (call == sim::lifetime_call::open) call = sim::lifetime_call::try_acquire;
+  return {rank, call, stranger};
+}
+
+std::optional<core::lifetime_error> make_careless_lifetime_call(
+    core::room_lifetimes& table, const sim::lifetime_misuse_attempted& call) {
+  const auto refusal_of = [](const core::status<core::lifetime_error>& outcome)
+      -> std::optional<core::lifetime_error> {
+    if (outcome) return std::nullopt;
+    return outcome.error();
+  };
+  switch (call.call) {
+    case sim::lifetime_call::open:
+      return refusal_of(table.open(call.key));
+    case sim::lifetime_call::try_acquire:
+      return refusal_of(table.try_acquire(call.key));
+    case sim::lifetime_call::release:
+      return refusal_of(table.release(call.key));
+    case sim::lifetime_call::clear:
+      return refusal_of(table.clear(call.key));
+  }
+  return std::nullopt;
+}
+
+}  // namespace kvsim::scenarios
