@@ -28,29 +28,122 @@ std::optional<sim::finding> status_books_checker::observe(const sim::sim_event& 
     found.evidence.push_back(index);
     return found;
   }
+  if (const auto* write = std::get_if<sim::status_written>(&e.body)) {
+    return check_written(*write, e.step, index);
+  }
   const auto* decided = std::get_if<sim::core_decided>(&e.body);
   if (decided == nullptr) return std::nullopt;
   const core::rank_id rank = decided->what.rank;
   follow_room(decided->what, index);
   if (const auto* change = std::get_if<core::status_changed>(&decided->what.body)) {
-    replayed& books = statuses_[{rank, change->key}];
-    if (change->from != books.status) {
-      sim::finding found{"I4",
-                         "I4: rank " + std::to_string(rank) + " changed the status of " +
-                             core::to_string(change->key) + " from " + status_text(change->from) +
-                             " at step " + std::to_string(e.step) + ", but its events had left " +
-                             status_text(books.status),
-                         {},
-                         {}};
-      if (books.since) found.evidence.push_back(*books.since);
-      found.evidence.push_back(index);
-      return found;
-    }
-    books = {change->to, index};
-  } else if (const auto* forgotten = std::get_if<core::status_forgotten>(&decided->what.body)) {
+    last_[rank] = {index, change->key, change->to, true};
+    return check_change(rank, *change, e.step, index);
+  }
+  if (const auto* ignored = std::get_if<core::status_update_ignored>(&decided->what.body)) {
+    last_[rank] = {index, ignored->key, ignored->attempted, false};
+    return check_ignored(rank, *ignored, e.step, index);
+  }
+  if (const auto* forgotten = std::get_if<core::status_forgotten>(&decided->what.body)) {
     statuses_[{rank, forgotten->key}] = {std::nullopt, index};
   }
   return std::nullopt;
+}
+
+std::optional<sim::finding> status_books_checker::check_change(core::rank_id rank,
+                                                               const core::status_changed& change,
+                                                               std::uint64_t step,
+                                                               std::size_t index) {
+  replayed& books = statuses_[{rank, change.key}];
+  const std::string at = " at step " + std::to_string(step);
+  std::string wrong;
+  if (change.from != books.status) {
+    wrong = "from " + status_text(change.from) + at + ", but its events had left " +
+            status_text(books.status);
+  } else if (change.from == change.to) {
+    wrong = "from " + status_text(change.from) + " to itself" + at + ", a change that changes nothing";
+  } else if (change.from && core::is_terminal(*change.from)) {
+    wrong = "from " + status_text(change.from) + ", a final status, to " +
+            core::to_string(change.to) + at;
+  } else if (change.from && change.to != core::kv_status::failed && change.to < *change.from) {
+    wrong = "back from " + status_text(change.from) + " to " + core::to_string(change.to) + at;
+  }
+  if (wrong.empty()) {
+    books = {change.to, index};
+    return std::nullopt;
+  }
+  sim::finding found{"I4",
+                     "I4: rank " + std::to_string(rank) + " changed the status of " +
+                         core::to_string(change.key) + " " + wrong,
+                     {},
+                     {}};
+  if (books.since) found.evidence.push_back(*books.since);
+  found.evidence.push_back(index);
+  return found;
+}
+
+std::optional<sim::finding> status_books_checker::check_ignored(
+    core::rank_id rank, const core::status_update_ignored& ignored, std::uint64_t step,
+    std::size_t index) {
+  const replayed& books = statuses_[{rank, ignored.key}];
+  // The one reason the table's rules give for ignoring `attempted` over the books' status;
+  // empty when the rules apply the update.
+  std::optional<core::status_ignore_reason> reason;
+  if (!books.status) {
+    if (ignored.attempted == core::kv_status::failed) {
+      reason = core::status_ignore_reason::failed_for_absent_room;
+    }
+  } else if (core::is_terminal(*books.status)) {
+    reason = core::status_ignore_reason::terminal;
+  } else if (ignored.attempted == *books.status) {
+    reason = core::status_ignore_reason::unchanged;
+  } else if (ignored.attempted != core::kv_status::failed && ignored.attempted < *books.status) {
+    reason = core::status_ignore_reason::regression;
+  }
+  std::string wrong;
+  if (ignored.current != books.status) {
+    wrong = "while its status was " + status_text(ignored.current) + ", but its events gave it " +
+            status_text(books.status);
+  } else if (!reason) {
+    wrong = "over " + status_text(books.status) + ", an update the table's rules apply";
+  } else if (ignored.reason != *reason) {
+    wrong = std::string("as ") + core::to_string(ignored.reason) + " over " +
+            status_text(books.status) + ", where the rules say " + core::to_string(*reason);
+  }
+  if (wrong.empty()) return std::nullopt;
+  sim::finding found{"I4",
+                     "I4: rank " + std::to_string(rank) + " ignored " +
+                         core::to_string(ignored.attempted) + " for " +
+                         core::to_string(ignored.key) + " " + wrong + " at step " +
+                         std::to_string(step),
+                     {},
+                     {}};
+  if (books.since) found.evidence.push_back(*books.since);
+  found.evidence.push_back(index);
+  return found;
+}
+
+std::optional<sim::finding> status_books_checker::check_written(const sim::status_written& write,
+                                                                std::uint64_t step,
+                                                                std::size_t index) {
+  const auto last = last_.find(write.rank);
+  const bool reported = last != last_.end() && last->second.key == write.key &&
+                        last->second.status == write.status &&
+                        last->second.applied == write.applied;
+  std::vector<std::size_t> evidence;
+  if (last != last_.end()) {
+    evidence.push_back(last->second.index);
+    last_.erase(last);
+  }
+  if (reported) return std::nullopt;
+  evidence.push_back(index);
+  return sim::finding{"I4",
+                      "I4: rank " + std::to_string(write.rank) + "'s status table " +
+                          (write.applied ? "applied" : "ignored") + " a late " +
+                          core::to_string(write.status) + " for " + core::to_string(write.key) +
+                          " at step " + std::to_string(step) + " but its last decision " +
+                          "reported no such " + (write.applied ? "change" : "refusal"),
+                      std::move(evidence),
+                      {}};
 }
 
 void status_books_checker::follow_room(const core::event& e, std::size_t index) {

@@ -12,6 +12,13 @@
 // closed after its open (an abort or a failure), else Transferring once it admitted a chunk,
 // else Bootstrapping; Failed is always allowed (a transfer may fail without a close). A table that refuses a legitimate update (an absent room's first status,
 // a step forward, the Failed of an abort) keeps answering a status the room left behind.
+//
+// Its reports must be true too: a status_changed changes something and never leaves a final
+// status or goes back; a status_update_ignored names the status the books hold and the one
+// reason the table's rules give (an absent room's Failed, a final status, the same status, a
+// step back), and is never emitted for an update the rules apply. A late write of the world's
+// (sim::status_written) must be answered as the rules say, and be reported by the decision
+// just before it.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -44,12 +51,28 @@ class status_books_checker : public sim::checker {
   };
   using rank_room = std::pair<core::rank_id, core::room_key>;
 
+  // The table's last decision on a rank, for the late write it answers.
+  struct last_decision {
+    std::size_t index = 0;
+    core::room_key key;
+    core::kv_status status = core::kv_status::failed;  // the status applied or ignored
+    bool applied = false;
+  };
+
   void follow_room(const core::event& e, std::size_t index);
+  std::optional<sim::finding> check_change(core::rank_id rank, const core::status_changed& change,
+                                           std::uint64_t step, std::size_t index);
+  std::optional<sim::finding> check_ignored(core::rank_id rank,
+                                            const core::status_update_ignored& ignored,
+                                            std::uint64_t step, std::size_t index);
+  std::optional<sim::finding> check_written(const sim::status_written& write, std::uint64_t step,
+                                            std::size_t index);
   std::optional<sim::finding> check_progress(const sim::status_read& read, std::uint64_t step,
                                              std::size_t index) const;
 
   std::map<rank_room, replayed> statuses_;
   std::map<rank_room, room_life> rooms_;  // opened and not yet cleared
+  std::map<core::rank_id, last_decision> last_;
 };
 
 }  // namespace kvsim::properties

@@ -427,7 +427,8 @@ struct transfer_world::parts {
       const std::vector<core::kv_status> late = late_statuses(me, key);
       if (late.empty()) continue;
       const auto pick = world.choose(choice_late_status_value, static_cast<std::uint32_t>(late.size()));
-      me.statuses.update(key, late[pick]);
+      const core::status_update answer = me.statuses.update(key, late[pick]);
+      world.emit(sim::status_written{p, key, late[pick], answer == core::status_update::applied});
     }
   }
 

@@ -174,6 +174,10 @@ struct describer {
     out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
         << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
+  void operator()(const status_written& e) const {
+    out << "status_written rank=" << e.rank << " " << core::to_string(e.key) << " "
+        << core::to_string(e.status) << (e.applied ? " applied" : " ignored");
+  }
   void operator()(const lifetimes_created& e) const {
     out << "lifetimes_created rank=" << e.rank << " tombstones=" << e.tombstones_max;
   }

@@ -218,6 +218,17 @@ struct status_read {
   std::optional<core::kv_status> status;  // empty: the table has no status for the room
 };
 
+// A transfer worker wrote a status late (fault `late_status`), emitted right after the
+// update returned: `applied` is what the table answered. The checkers hold the answer, and the
+// table's event just before it (a status_changed to `status`, or a status_update_ignored of
+// it), against the table's books.
+struct status_written {
+  core::rank_id rank = 0;
+  core::room_key key;
+  core::kv_status status = core::kv_status::failed;
+  bool applied = false;
+};
+
 // Peer death (sim_liveness.h): `rank` stopped for good; its actors end, messages to and from
 // it are lost, its posted transfers may still write until the transport is torn down.
 struct rank_stopped {
@@ -291,7 +302,7 @@ using sim_event_body =
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
                  core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
                  misuse_attempted, misuse_answered, ledger_created, lifetimes_created,
-                 lifetime_misuse_attempted, lifetime_misuse_answered>;
+                 lifetime_misuse_attempted, lifetime_misuse_answered, status_written>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

@@ -123,5 +123,88 @@ TEST(StatusBooksChecker, QuietWhenATransferFailsWithoutAClose) {
   EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
 }
 
+// --- the table's reports and the late writes it answers ----------------------------------
+
+// Every late write kind the world draws, through the production table, answered and reported
+// as its rules say.
+TEST(StatusBooksChecker, QuietOnLateWritesThroughARealTable) {
+  event_builder log;
+  core::transfer_status_table table(0, log);
+  const auto write = [&](kv_status status) {
+    const auto answer = table.update(a, status);
+    log.add(sim::status_written{0, a, status, answer == core::status_update::applied});
+  };
+  write(kv_status::failed);         // absent room: ignored
+  write(kv_status::bootstrapping);  // applied
+  write(kv_status::bootstrapping);  // unchanged
+  write(kv_status::transferring);   // applied
+  write(kv_status::waiting_for_input);  // regression
+  write(kv_status::failed);         // applied
+  write(kv_status::success);        // terminal
+  status_books_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
+TEST(StatusBooksChecker, FiresOnAChangeToTheSameStatus) {
+  event_builder log;
+  log.decided(0, core::status_changed{a, std::nullopt, kv_status::transferring});
+  log.decided(0, core::status_changed{a, kv_status::transferring, kv_status::transferring});
+  status_books_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->message,
+            "I4: rank 0 changed the status of room 7/gen 0 from Transferring to itself at step 2, "
+            "a change that changes nothing");
+}
+
+TEST(StatusBooksChecker, FiresOnAnIgnoreThatNamesTheAttemptAsTheCurrentStatus) {
+  event_builder log;
+  log.decided(0, core::status_changed{a, std::nullopt, kv_status::failed});
+  log.decided(0, core::status_update_ignored{a, kv_status::transferring, kv_status::failed,
+                                             core::status_ignore_reason::terminal});
+  status_books_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->message.find("while its status was Transferring, but its events gave it Failed"),
+            std::string::npos)
+      << found->message;
+}
+
+TEST(StatusBooksChecker, FiresOnAnIgnoreForTheWrongReasonOrOfAnUpdateTheRulesApply) {
+  event_builder log;
+  log.decided(0, core::status_changed{a, std::nullopt, kv_status::waiting_for_input});
+  log.decided(0, core::status_update_ignored{a, kv_status::waiting_for_input,
+                                             kv_status::bootstrapping,
+                                             core::status_ignore_reason::unchanged});
+  status_books_checker checker;
+  auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->message.find("where the rules say regression"), std::string::npos)
+      << found->message;
+
+  event_builder forward;
+  forward.decided(0, core::status_changed{a, std::nullopt, kv_status::bootstrapping});
+  forward.decided(0, core::status_update_ignored{a, kv_status::bootstrapping,
+                                                 kv_status::transferring,
+                                                 core::status_ignore_reason::regression});
+  status_books_checker second;
+  found = observe_all(second, forward.events());
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->message.find("an update the table's rules apply"), std::string::npos);
+}
+
+TEST(StatusBooksChecker, FiresOnALateWriteTheTableDidNotReport) {
+  event_builder log;
+  const auto set = log.decided(0, core::status_changed{a, std::nullopt, kv_status::failed});
+  const auto write = log.add(sim::status_written{0, a, kv_status::transferring, false});
+  status_books_checker checker;
+  const sim::finding expected{"I4",
+                              "I4: rank 0's status table ignored a late Transferring for room "
+                              "7/gen 0 at step 2 but its last decision reported no such refusal",
+                              {set, write},
+                              {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
 }  // namespace
 }  // namespace kvsim::properties
