@@ -45,6 +45,43 @@ std::optional<sim::finding> room_books_checker::observe(const sim::sim_event& e,
   if (const auto* made = std::get_if<sim::core_decided>(&e.body)) {
     return decided(made->what, e.step, index);
   }
+  if (const auto* read = std::get_if<sim::room_table_read>(&e.body)) {
+    return check_read(*read, e.step, index);
+  }
+  return std::nullopt;
+}
+
+std::optional<sim::finding> room_books_checker::check_read(const sim::room_table_read& read,
+                                                           std::uint64_t step,
+                                                           std::size_t index) const {
+  const auto table = tables_.find(read.rank);
+  static const table_model empty;
+  const table_model& t = table == tables_.end() ? empty : table->second;
+  for (const auto& answer : read.rooms) {
+    const auto room = t.rooms.find(answer.key);
+    const bool tracked = room != t.rooms.end();
+    const bool tombstoned = t.tombstones.contains(answer.key);
+    const sim::room_table_read::room_answer books{
+        answer.key,
+        tracked,
+        tracked && !room->second.closed,
+        tracked ? room->second.closed : tombstoned,
+        tombstoned,
+        tracked ? room->second.pending_leases : 0};
+    if (answer == books) continue;
+    const auto text = [](const sim::room_table_read::room_answer& a) {
+      return std::string(a.tracked ? "tracked" : "not tracked") +
+             (a.admitting ? ", admitting" : ", not admitting") + (a.closed ? ", closed" : ", not closed") +
+             (a.tombstoned ? ", tombstoned" : "") + ", " + std::to_string(a.pending_leases) +
+             " lease(s) pending";
+    };
+    return sim::finding{"I4",
+                        "I4: " + table_of(read.rank) + " answered " + text(answer) + " for " +
+                            core::to_string(answer.key) + " at step " + std::to_string(step) +
+                            ", but its events make it " + text(books),
+                        {index},
+                        {}};
+  }
   return std::nullopt;
 }
 

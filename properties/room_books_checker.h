@@ -18,7 +18,8 @@
 // A careless caller (fault `misuse`) also calls the table wrongly between
 // sim::lifetime_misuse_attempted and sim::lifetime_misuse_answered: the model predicts the
 // refusal, and the answer, the one lifetime_refused inside, and "nothing else decided" are
-// held against it.
+// held against it. The monitor's sim::room_table_read after each careless call must answer
+// what the model holds for every room (tracked, admitting, closed, tombstoned, pending).
 // The model follows the table's own events, so it holds under every variant (the bugs live in
 // the sender, which calls the table; the table keeps honest books of whatever it is asked).
 #include <cstddef>
@@ -74,6 +75,8 @@ class room_books_checker : public sim::checker {
   std::optional<sim::finding> add_tombstone(table_model& t, core::rank_id rank,
                                             core::room_key key, bool eviction_came_first,
                                             std::uint64_t step, std::size_t index);
+  std::optional<sim::finding> check_read(const sim::room_table_read& read, std::uint64_t step,
+                                         std::size_t index) const;
   std::optional<sim::finding> answered(const sim::lifetime_misuse_answered& answer,
                                        std::uint64_t step, std::size_t index);
   static std::optional<core::lifetime_error> predict(const table_model& t,

@@ -51,4 +51,14 @@ std::optional<core::lifetime_error> make_careless_lifetime_call(
   return std::nullopt;
 }
 
+sim::room_table_read read_room_table(const core::room_lifetimes& table, core::rank_id rank,
+                                     const std::vector<core::room_key>& rooms) {
+  sim::room_table_read read{rank, {}};
+  for (const core::room_key key : rooms) {
+    read.rooms.push_back({key, table.is_tracked(key), table.is_admitting(key), table.is_closed(key),
+                          table.is_tombstoned(key), table.pending_leases(key)});
+  }
+  return read;
+}
+
 }  // namespace kvsim::scenarios

@@ -27,4 +27,8 @@ sim::lifetime_misuse_attempted wrong_lifetime_call(const core::room_lifetimes& t
 std::optional<core::lifetime_error> make_careless_lifetime_call(
     core::room_lifetimes& table, const sim::lifetime_misuse_attempted& call);
 
+// What the table's accessors answer for each of `rooms` (the monitor's read after a call).
+sim::room_table_read read_room_table(const core::room_lifetimes& table, core::rank_id rank,
+                                     const std::vector<core::room_key>& rooms);
+
 }  // namespace kvsim::scenarios

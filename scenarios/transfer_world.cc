@@ -338,6 +338,7 @@ struct transfer_world::parts {
         wrong_lifetime_call(table, rank, call, keys, start, stranger());
     world.emit(attempt);
     world.emit(sim::lifetime_misuse_answered{rank, make_careless_lifetime_call(table, attempt)});
+    world.emit(read_room_table(table, rank, keys));
   }
 
   // A call naming a lease id that is wrong for it, whatever the ledger holds: never issued (0,

@@ -174,6 +174,14 @@ struct describer {
     out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
         << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
+  void operator()(const room_table_read& e) const {
+    out << "room_table_read rank=" << e.rank;
+    for (const auto& r : e.rooms) {
+      out << " " << core::to_string(r.key) << ":" << (r.tracked ? "t" : "-")
+          << (r.admitting ? "a" : "-") << (r.closed ? "c" : "-") << (r.tombstoned ? "x" : "-")
+          << r.pending_leases;
+    }
+  }
   void operator()(const status_written& e) const {
     out << "status_written rank=" << e.rank << " " << core::to_string(e.key) << " "
         << core::to_string(e.status) << (e.applied ? " applied" : " ignored");

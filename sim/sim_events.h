@@ -289,6 +289,23 @@ struct lifetime_misuse_attempted {
   lifetime_call call = lifetime_call::open;
   core::room_key key;
 };
+// A monitor next to the careless caller reads the room table's accessors for every room of
+// the scenario right after each careless call: the checkers hold the answers against the
+// table's events (an accessor that lies sends the engine's glue down the wrong path).
+struct room_table_read {
+  struct room_answer {
+    core::room_key key;
+    bool tracked = false;     // is_tracked
+    bool admitting = false;   // is_admitting
+    bool closed = false;      // is_closed
+    bool tombstoned = false;  // is_tombstoned
+    std::uint32_t pending_leases = 0;
+
+    friend bool operator==(const room_answer&, const room_answer&) = default;
+  };
+  core::rank_id rank = 0;
+  std::vector<room_answer> rooms;
+};
 struct lifetime_misuse_answered {
   core::rank_id rank = 0;
   std::optional<core::lifetime_error> error;  // empty: the table accepted the call
@@ -302,7 +319,8 @@ using sim_event_body =
                  message_dropped, fault_fired, gate_changed, failure_injected, ledger_audited,
                  core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
                  misuse_attempted, misuse_answered, ledger_created, lifetimes_created,
-                 lifetime_misuse_attempted, lifetime_misuse_answered, status_written>;
+                 lifetime_misuse_attempted, lifetime_misuse_answered, status_written,
+                 room_table_read>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

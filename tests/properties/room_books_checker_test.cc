@@ -59,6 +59,7 @@ TEST(RoomBooksChecker, QuietOnTheProductionTablesOwnEventsThroughAFullTable) {
   careless(log, table, lifetime_call::release, b);
   ASSERT_TRUE(table.try_acquire(b));
   careless(log, table, lifetime_call::clear, b);
+  log.add(scenarios::read_room_table(table, rank, {a, b, c, d, nobody}));
   room_books_checker checker;
   EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
 }
@@ -208,6 +209,23 @@ TEST(RoomBooksChecker, FiresWhenACarelessCallIsRefusedForTheWrongReason) {
   EXPECT_NE(found->message.find("answered unknown_room, its events say already_open"),
             std::string::npos)
       << found->message;
+}
+
+TEST(RoomBooksChecker, FiresWhenTheAccessorsAnswerWhatTheEventsDoNot) {
+  event_builder log;
+  log.decided(rank, core::room_opened{a});
+  log.decided(rank, core::room_closed{a, 0, false});
+  sim::room_table_read read{rank, {{a, true, true, true, false, 0}}};  // closed yet admitting
+  const auto at = log.add(read);
+  room_books_checker checker;
+  const sim::finding expected{
+      "I4",
+      "I4: rank 0's room table answered tracked, admitting, closed, 0 lease(s) pending for room "
+      "1/gen 0 at step 3, but its events make it tracked, not admitting, closed, 0 lease(s) "
+      "pending",
+      {at},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
 }  // namespace
