@@ -90,7 +90,7 @@ status<token_rejection> abort_token_verifier::accept(const abort_token& token, r
     return *rejection;
   }
   seen_.insert(entry);
-  sink_.emit(event{rank_, token_accepted{token.key, token.nonce}});
+  sink_.emit(event{rank_, token_accepted{token.key, token.nonce, token.issuer, presenter}});
   return done{};
 }
 

@@ -83,7 +83,8 @@ struct describer {
     out << "token_issued " << to_string(e.key) << " nonce=" << e.nonce;
   }
   void operator()(const token_accepted& e) const {
-    out << "token_accepted " << to_string(e.key) << " nonce=" << e.nonce;
+    out << "token_accepted " << to_string(e.key) << " nonce=" << e.nonce << " issuer=" << e.issuer
+        << " presenter=" << e.presenter;
   }
   void operator()(const token_rejected& e) const {
     out << "token_rejected " << to_string(e.reason) << " expected=" << to_string(e.expected)

@@ -125,6 +125,8 @@ struct token_issued {
 struct token_accepted {
   room_key key;
   std::uint64_t nonce = 0;
+  rank_id issuer = 0;     // who the token says issued it
+  rank_id presenter = 0;  // who presented it (the message's sender)
 };
 struct token_rejected {
   room_key expected;

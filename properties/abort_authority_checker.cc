@@ -18,10 +18,37 @@ std::optional<sim::finding> abort_authority_checker::observe(const sim::sim_even
     issued_.try_emplace({what.rank, issued->key, issued->nonce}, at);
   } else if (const auto* accepted = std::get_if<core::token_accepted>(&what.body)) {
     accepted_.insert({what.rank, accepted->key, accepted->nonce});
+    return check_accepted(*accepted, what.rank, at);
   } else if (const auto* target = std::get_if<core::ack_target_registered>(&what.body)) {
     return check_target(*target, what.rank, at);
   }
   return std::nullopt;
+}
+
+std::optional<sim::finding> abort_authority_checker::check_accepted(
+    const core::token_accepted& accepted, core::rank_id rank, event_mark at) {
+  const std::string token = "the token of " + core::to_string(accepted.key) + " (issuer rank " +
+                            std::to_string(accepted.issuer) + ", nonce " +
+                            std::to_string(accepted.nonce) + ")";
+  if (accepted.issuer != accepted.presenter && accepted.issuer != rank) {
+    return sim::finding{"I2",
+                        "I2: rank " + std::to_string(rank) + "'s verifier accepted " + token +
+                            " from rank " + std::to_string(accepted.presenter) + " at step " +
+                            std::to_string(at.step) + ": a token is good only from its issuer",
+                        {at.index},
+                        {}};
+  }
+  const auto [first, inserted] = accepted_from_.try_emplace(
+      {rank, accepted.key, accepted.nonce, accepted.presenter}, at);
+  if (inserted) return std::nullopt;
+  return sim::finding{"I2",
+                      "I2: rank " + std::to_string(rank) + "'s verifier accepted " + token +
+                          " from rank " + std::to_string(accepted.presenter) +
+                          " a second time at step " + std::to_string(at.step) +
+                          " (first at step " + std::to_string(first->second.step) +
+                          "): a replayed message must be refused",
+                      {first->second.index, at.index},
+                      {}};
 }
 
 std::optional<sim::finding> abort_authority_checker::check_target(

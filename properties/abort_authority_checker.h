@@ -11,6 +11,12 @@
 // A core that skips its check, or whose verifier lets a tampered token through (another
 // nonce, generation or room), registers a target the events cannot justify. Evidence: the
 // registration, and the issue it matched if any.
+//
+// The verifier's own acceptances must hold too, whatever is done with them next:
+//   - a token binds its message to its issuer: it is accepted only from the rank that issued
+//     it, or by the issuer itself (decode hears its own token back in a drain-ACK);
+//   - a token is accepted once per presenter: a replayed or duplicated message is refused
+//     (the nonce exists for that), even where acting on it twice would happen to be harmless.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -38,8 +44,14 @@ class abort_authority_checker : public sim::checker {
   std::optional<sim::finding> check_target(const core::ack_target_registered& target,
                                            core::rank_id rank, event_mark at) const;
 
+  std::optional<sim::finding> check_accepted(const core::token_accepted& accepted,
+                                             core::rank_id rank, event_mark at);
+
   std::map<token_at, event_mark> issued_;
   std::set<token_at> accepted_;
+  // (checking rank, request, nonce, presenter) of every acceptance, for replays.
+  std::map<std::tuple<core::rank_id, core::room_key, std::uint64_t, core::rank_id>, event_mark>
+      accepted_from_;
 };
 
 }  // namespace kvsim::properties

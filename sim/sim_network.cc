@@ -1,6 +1,7 @@
 #include "sim/sim_network.h"
 
 #include <limits>
+#include <vector>
 
 namespace kvsim::sim {
 namespace {
@@ -12,6 +13,9 @@ constexpr std::uint64_t retransmit_us = 100;  // a dropped message arrives again
 constexpr std::uint64_t replay_tag = 0x4e91a7;
 constexpr std::uint64_t forge_tag = 0xf0e6e;
 constexpr std::uint64_t forge_byte_tag = 0xf0e6eb;
+constexpr std::uint64_t forge_copies_tag = 0xf0e6ec;
+constexpr std::uint64_t forge_peer_tag = 0xf0e6ed;
+constexpr std::uint32_t forge_copies_max = 3;  // tampered copies per message the attack picks
 constexpr std::uint64_t adversary_delay_us = 15;
 constexpr std::size_t replay_window = 32;  // messages remembered per destination
 
@@ -29,10 +33,19 @@ enum class forgery : std::uint32_t {
   message_room_other,       // ... for another room
   both_generations_max,    // token and message agree on a generation nobody issued
   token_stripped,
+  // Another peer of the receiver presents the genuine token in its own message (a rank that
+  // learned it replays it): a token is good only from its issuer. Not drawn for a token the
+  // receiver issued itself (decode's own token in an ACK): the transport's connection, not
+  // the token, says which prefill rank an ACK came from.
+  relayed_by_other_peer,
+  reattributed,             // the token's issuer and the message's sender both made that peer
+  both_rooms_other,         // token and message agree on another room
 };
-constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::token_stripped) + 1;
+constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::both_rooms_other) + 1;
 
-core::control_message forged(core::control_message m, forgery how, std::uint32_t byte) {
+// `peer`: another rank the receiver hears from, for the forgeries that name one.
+core::control_message forged(core::control_message m, forgery how, std::uint32_t byte,
+                             core::rank_id peer) {
   core::abort_token& t = *m.token;
   constexpr core::generation_t generation_max = std::numeric_limits<core::generation_t>::max();
   switch (how) {
@@ -53,6 +66,15 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
       m.key.generation = generation_max;
       break;
     case forgery::token_stripped: m.token.reset(); break;
+    case forgery::relayed_by_other_peer: m.from = peer; break;
+    case forgery::reattributed:
+      t.issuer = peer;
+      m.from = peer;
+      break;
+    case forgery::both_rooms_other:
+      ++t.key.room;
+      ++m.key.room;
+      break;
   }
   return m;
 }
@@ -111,6 +133,7 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
                        : 0);
     deliver(id, to, message, delay_us);
   }
+  peers_of_[to].insert(from);
   attack(to, message);
   // The replay window costs a copy per message: kept only in runs where replay can fire.
   if (world_.faults().of(fault_kind::message_replay) == 0) return;
@@ -146,11 +169,25 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
     inject(past->second[world_.choose(replay_tag, static_cast<std::uint32_t>(past->second.size()))]);
   }
   if (message.token && world_.fault(fault_kind::message_forge)) {
-    const auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));
-    const std::uint32_t byte = how == forgery::mac_bit
-                                   ? world_.choose(forge_byte_tag, core::abort_mac_bytes)
-                                   : 0;
-    inject(forged(message, how, byte));
+    // An attacker tries several tamperings of one message, not just one.
+    const std::uint32_t copies = 1 + world_.choose(forge_copies_tag, forge_copies_max);
+    for (std::uint32_t copy = 0; copy < copies; ++copy) {
+      const auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));
+      const std::uint32_t byte = how == forgery::mac_bit
+                                     ? world_.choose(forge_byte_tag, core::abort_mac_bytes)
+                                     : 0;
+      core::rank_id peer = message.from;
+      if (how == forgery::relayed_by_other_peer || how == forgery::reattributed) {
+        std::vector<core::rank_id> others;
+        for (const core::rank_id p : peers_of_[to]) {
+          if (p != message.from && p != message.token->issuer) others.push_back(p);
+        }
+        const bool own_token = message.token->issuer == to;
+        if (others.empty() || (how == forgery::relayed_by_other_peer && own_token)) continue;
+        peer = others[world_.choose(forge_peer_tag, static_cast<std::uint32_t>(others.size()))];
+      }
+      inject(forged(message, how, byte, peer));
+    }
   }
 }
 

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 #include "core/ports.h"
 #include "sim/sim_liveness.h"
@@ -54,6 +55,7 @@ class sim_network {
   std::map<core::rank_id, mailbox> mailboxes_;
   std::map<core::rank_id, std::unique_ptr<endpoint_port>> ports_;
   std::map<core::rank_id, std::deque<core::control_message>> sent_to_;  // for replays
+  std::map<core::rank_id, std::set<core::rank_id>> peers_of_;  // who each rank heard from
   message_id next_message_ = 1;
   const sim_liveness* liveness_ = nullptr;
 };

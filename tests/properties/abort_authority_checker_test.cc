@@ -38,7 +38,7 @@ TEST(AbortAuthorityChecker, FiresOnATokenDecodeNeverIssued) {
   // A verifier that lets a tampered nonce through: accepted, but nobody issued it.
   event_builder log;
   log.at(3).decided(1, core::token_issued{request_a, 4});
-  log.decided(0, core::token_accepted{request_a, 5});
+  log.decided(0, core::token_accepted{request_a, 5, 1, 1});
   const auto target = log.at(6).decided(0, core::ack_target_registered{request_a, 1, 5});
 
   abort_authority_checker checker;
@@ -54,7 +54,7 @@ TEST(AbortAuthorityChecker, FiresOnATokenDecodeNeverIssued) {
 TEST(AbortAuthorityChecker, FiresOnAnOldGenerationsTokenForTheReusedRoom) {
   event_builder log;
   log.decided(1, core::token_issued{request_a, 4});
-  log.decided(0, core::token_accepted{request_a, 4});
+  log.decided(0, core::token_accepted{request_a, 4, 1, 1});
   log.decided(0, core::ack_target_registered{request_b, 1, 4});
   abort_authority_checker checker;
   const auto found = observe_all(checker, log.events());
@@ -65,10 +65,39 @@ TEST(AbortAuthorityChecker, FiresOnAnOldGenerationsTokenForTheReusedRoom) {
 TEST(AbortAuthorityChecker, FiresWhenAnotherRankAcceptedIt) {
   event_builder log;
   log.decided(2, core::token_issued{request_a, 4});
-  log.decided(1, core::token_accepted{request_a, 4});  // prefill rank 1 checked it
+  log.decided(1, core::token_accepted{request_a, 4, 2, 2});  // prefill rank 1 checked it
   log.decided(0, core::ack_target_registered{request_a, 2, 4});  // rank 0 did not
   abort_authority_checker checker;
   EXPECT_TRUE(observe_all(checker, log.events()).has_value());
+}
+
+TEST(AbortAuthorityChecker, FiresOnATokenAcceptedFromARankThatDidNotIssueIt) {
+  event_builder log;
+  log.decided(1, core::token_issued{request_a, 4});
+  const auto relayed = log.at(5).decided(0, core::token_accepted{request_a, 4, 1, 2});
+  abort_authority_checker checker;
+  const sim::finding expected{
+      "I2",
+      "I2: rank 0's verifier accepted the token of room 7/gen 0 (issuer rank 1, nonce 4) from "
+      "rank 2 at step 5: a token is good only from its issuer",
+      {relayed},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(AbortAuthorityChecker, FiresOnATokenAcceptedTwiceFromOnePresenter) {
+  event_builder log;
+  log.decided(1, core::token_issued{request_a, 4});
+  const auto first = log.at(4).decided(0, core::token_accepted{request_a, 4, 1, 1});
+  const auto again = log.at(9).decided(0, core::token_accepted{request_a, 4, 1, 1});
+  abort_authority_checker checker;
+  const sim::finding expected{
+      "I2",
+      "I2: rank 0's verifier accepted the token of room 7/gen 0 (issuer rank 1, nonce 4) from "
+      "rank 1 a second time at step 9 (first at step 4): a replayed message must be refused",
+      {first, again},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
 // --- quiet ------------------------------------------------------------------------------
@@ -76,10 +105,13 @@ TEST(AbortAuthorityChecker, FiresWhenAnotherRankAcceptedIt) {
 TEST(AbortAuthorityChecker, QuietOnAnIssuedAndAcceptedToken) {
   event_builder log;
   log.decided(1, core::token_issued{request_a, 4});
-  log.decided(0, core::token_accepted{request_a, 4});
+  log.decided(0, core::token_accepted{request_a, 4, 1, 1});
   log.decided(0, core::ack_target_registered{request_a, 1, 4});
   log.decided(2, core::token_issued{request_b, 1});
-  log.decided(0, core::token_accepted{request_b, 1});
+  log.decided(0, core::token_accepted{request_b, 1, 2, 2});
+  // Decode rank 1 hears its own token back from two prefill ranks: once from each.
+  log.decided(1, core::token_accepted{request_a, 4, 1, 0});
+  log.decided(1, core::token_accepted{request_a, 4, 1, 3});
   log.decided(0, core::ack_target_registered{request_b, 2, 1});
   abort_authority_checker checker;
   EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);

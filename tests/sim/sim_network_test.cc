@@ -32,16 +32,26 @@ struct delivered {
 };
 
 // Decode rank 1 sends ABORTs for two generations of room 5 to prefill rank 0, whose verifier
-// judges everything that arrives.
-delivered run_with(fault_profile profile, std::uint64_t seed) {
+// judges everything that arrives. With `second_peer`, decode rank 2 first sends an ABORT of
+// room 9, so that prefill rank 0 has another peer an adversary can relay a token through.
+delivered run_with(fault_profile profile, std::uint64_t seed, bool second_peer = false) {
   random_walk chooser(seed);
   world w(chooser, world_config{20'000, 64 * 1024, profile});
   sim_network network(w);
   null_sink sink;
   core::abort_token_issuer issuer(1, test_key(), sink);
+  core::abort_token_issuer other_issuer(2, test_key(), sink);
   delivered out;
   const std::vector<core::room_key> keys{{5, 0}, {5, 1}};
+  const core::room_key other_room{9, 0};
+  if (second_peer) {
+    w.spawn({2, "decode", 0}, [&] {
+      network.endpoint(2).send(
+          0, {core::control_kind::abort, 2, other_room, other_issuer.issue(other_room), {}, {}});
+    });
+  }
   w.spawn({1, "decode", 0}, [&] {
+    if (second_peer) w.wait_virtual(5);  // after rank 2's ABORT: rank 0 knows both peers
     for (const core::room_key& key : keys) {
       network.endpoint(1).send(0, {core::control_kind::abort, 1, key, issuer.issue(key), {}, {}});
     }
@@ -58,7 +68,7 @@ delivered run_with(fault_profile profile, std::uint64_t seed) {
     for (int idle = 0; idle < 40; ++idle) {
       while (auto m = network.try_receive(0)) {
         ++out.messages;
-        if (m->key != keys[0] && m->key != keys[1]) ++out.with_other_key;
+        if (m->key != keys[0] && m->key != keys[1] && m->key != other_room) ++out.with_other_key;
         if (!m->token) {
           ++out.rejections["no token"];
           continue;
@@ -87,17 +97,33 @@ TEST(SimNetwork, ReplayedAndForgedMessagesAreAllRefused) {
   std::map<std::string, std::size_t> reasons;
   for (std::uint64_t seed = 1; seed <= 200; ++seed) {
     const delivered d = run_with(profile, seed);
-    // Two genuine, one replay after the second, two forgeries: every extra one is refused.
-    EXPECT_EQ(d.messages, 5u) << "seed " << seed;
+    // Two genuine, one replay after the second, and one to three tampered copies of each
+    // genuine one (those naming another peer are skipped: the receiver has none): every extra
+    // one is refused.
+    EXPECT_GE(d.messages, 3u) << "seed " << seed;
+    EXPECT_LE(d.messages, 9u) << "seed " << seed;
     EXPECT_EQ(d.accepted, 2u) << "seed " << seed;
     for (const auto& [reason, n] : d.rejections) reasons[reason] += n;
   }
   // Over 200 seeds every kind of tampering shows up as its own refusal.
-  // (foreign_issuer needs a spoofed sender, which the transport's links rule out.)
   for (const char* reason : {"forged", "stale_generation", "future_generation", "duplicate",
                              "foreign_room", "no token"}) {
     EXPECT_GT(reasons[reason], 0u) << reason;
   }
+}
+
+TEST(SimNetwork, ATokenRelayedThroughAnotherPeerIsRefusedAsForeign) {
+  fault_profile profile;
+  profile.set(fault_kind::message_forge, 1'000'000);
+  std::map<std::string, std::size_t> reasons;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    const delivered d = run_with(profile, seed, true);
+    EXPECT_EQ(d.accepted, 3u) << "seed " << seed;  // the three genuine ABORTs, once each
+    for (const auto& [reason, n] : d.rejections) reasons[reason] += n;
+  }
+  // Rank 2 presenting rank 1's genuine token; a token re-signed to rank 2 is a forgery.
+  EXPECT_GT(reasons["foreign_issuer"], 0u);
+  EXPECT_GT(reasons["forged"], 0u);
 }
 
 }  // namespace
