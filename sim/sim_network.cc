@@ -40,10 +40,20 @@ enum class forgery : std::uint32_t {
   relayed_by_other_peer,
   reattributed,             // the token's issuer and the message's sender both made that peer
   both_rooms_other,         // token and message agree on another room
+  // One bit of one of the token's fields flipped (room, generation, issuer or nonce, any bit
+  // of its width): the MAC must cover every bit of every field, not only the low ones.
+  token_field_bit,
 };
-constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::both_rooms_other) + 1;
+constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::token_field_bit) + 1;
+constexpr std::uint32_t token_field_bits = 64 + 32 + 32 + 64;  // room, generation, issuer, nonce
 
-// `peer`: another rank the receiver hears from, for the forgeries that name one.
+template <class T>
+void flip_bit(T& field, std::uint32_t bit) {
+  field ^= static_cast<T>(T{1} << bit);
+}
+
+// `byte`: the MAC byte (mac_bit) or the field bit (token_field_bit) to flip; `peer`: another
+// rank the receiver hears from, for the forgeries that name one.
 core::control_message forged(core::control_message m, forgery how, std::uint32_t byte,
                              core::rank_id peer) {
   core::abort_token& t = *m.token;
@@ -74,6 +84,17 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
     case forgery::both_rooms_other:
       ++t.key.room;
       ++m.key.room;
+      break;
+    case forgery::token_field_bit:
+      if (byte < 64) {
+        flip_bit(t.key.room, byte);
+      } else if (byte < 96) {
+        flip_bit(t.key.generation, byte - 64);
+      } else if (byte < 128) {
+        flip_bit(t.issuer, byte - 96);
+      } else {
+        flip_bit(t.nonce, byte - 128);
+      }
       break;
   }
   return m;
@@ -173,9 +194,10 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
     const std::uint32_t copies = 1 + world_.choose(forge_copies_tag, forge_copies_max);
     for (std::uint32_t copy = 0; copy < copies; ++copy) {
       const auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));
-      const std::uint32_t byte = how == forgery::mac_bit
-                                     ? world_.choose(forge_byte_tag, core::abort_mac_bytes)
-                                     : 0;
+      const std::uint32_t byte =
+          how == forgery::mac_bit           ? world_.choose(forge_byte_tag, core::abort_mac_bytes)
+          : how == forgery::token_field_bit ? world_.choose(forge_byte_tag, token_field_bits)
+                                            : 0;
       core::rank_id peer = message.from;
       if (how == forgery::relayed_by_other_peer || how == forgery::reattributed) {
         std::vector<core::rank_id> others;
