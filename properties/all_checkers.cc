@@ -33,6 +33,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
     w.add_checker(status_books);
     w.add_checker(room_books);
     w.add_checker(misuse);
+    w.add_checker(ignored_calls);
   }
   if (!damage) return;
   w.add_checker(host_pages);

@@ -18,6 +18,7 @@
 #include "properties/closed_room_checker.h"
 #include "properties/data_integrity_checker.h"
 #include "properties/host_page_checker.h"
+#include "properties/ignored_call_checker.h"
 #include "properties/leak_checker.h"
 #include "properties/ledger_audit_checker.h"
 #include "properties/liveness_checker.h"
@@ -62,6 +63,7 @@ struct checker_set {
   release_after_acks_checker release_after_acks;  // I3
   closed_room_checker closed_room;                // I4
   misuse_checker misuse;                          // the ledger refuses a careless caller
+  ignored_call_checker ignored_calls;             // the engine-facing core ignores one too
   status_books_checker status_books;              // I4: the status table's answers
   room_books_checker room_books;                  // I4: the room table's reports and evictions
   host_page_checker host_pages;                   // I6

@@ -85,6 +85,9 @@ void probe_counter::observe(const sim::sim_event& e) {
           [&](const sim::lifetime_misuse_answered& a) {
             if (a.error) hit(probe::careless_call_refused);
           },
+          [&](const sim::ignored_call_answered& a) {
+            if (!a.accepted) hit(probe::careless_call_refused);
+          },
           [&](const sim::storage_read_ended& r) {
             if (!r.completed) reads_cut_short_.insert({r.rank, r.owner});
           },

@@ -15,6 +15,7 @@
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
 #include "scenarios/careless_call.h"
+#include "scenarios/careless_engine_call.h"
 #include "scenarios/careless_lifetime_call.h"
 #include "scenarios/core_audit.h"
 #include "sim/kv_memory.h"
@@ -234,9 +235,16 @@ struct transfer_world::parts {
         world.wait_virtual(poll_interval_us);
       }
       if (!world.fault(sim::fault_kind::ledger_misuse)) continue;
-      // A prefill rank's glue also keeps the room table: one careless call in three goes there.
-      if (is_prefill && world.choose(choice_careless_table, 3) == 0) {
+      // The glue calls more than the ledger: a prefill rank's keeps the room table and queues
+      // chunks, a decode rank's aborts, completes and preallocates requests. One careless call
+      // in three goes to each (to the engine-facing core for one in three on decode).
+      const std::uint32_t target = world.choose(choice_careless_table, 3);
+      if (is_prefill && target == 0) {
         misuse_table_once(rank, prefill.at(rank)->lifetimes);
+      } else if (is_prefill && target == 1) {
+        ignored_sender_call_once(rank);
+      } else if (!is_prefill && target == 0) {
+        ignored_receiver_call_once(rank);
       } else {
         misuse_once(rank, ledger);
       }
@@ -326,6 +334,34 @@ struct transfer_world::parts {
     world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
     // A monitor reads the books right after: the audit holds them against the events mid-run.
     world.emit(audit_ledger(rank, ledger, keys));
+  }
+
+  void ignored_sender_call_once(rank_id rank) {
+    static constexpr sim::ignored_call calls[] = {
+        sim::ignored_call::send_chunk_unknown_room, sim::ignored_call::send_chunk_mismatched_pages,
+        sim::ignored_call::send_chunk_no_siblings, sim::ignored_call::send_chunk_closed_room};
+    const sim::ignored_call call = calls[world.choose(choice_careless_call, std::size(calls))];
+    const std::size_t start =
+        world.choose(choice_careless_caller, static_cast<std::uint32_t>(keys.size()));
+    prefill_rank_parts& me = *prefill.at(rank);
+    const sim::ignored_call_attempted attempt =
+        ignored_sender_call(me.lifetimes, rank, call, keys, start, stranger());
+    world.emit(attempt);
+    world.emit(sim::ignored_call_answered{rank, make_ignored_call(me.sender, attempt, decode_ranks.front())});
+  }
+
+  void ignored_receiver_call_once(rank_id rank) {
+    static constexpr sim::ignored_call calls[] = {sim::ignored_call::decode_abort,
+                                                  sim::ignored_call::decode_complete,
+                                                  sim::ignored_call::decode_prealloc};
+    const sim::ignored_call call = calls[world.choose(choice_careless_call, std::size(calls))];
+    const std::size_t start =
+        world.choose(choice_careless_caller, static_cast<std::uint32_t>(keys.size()));
+    core::decode_receiver& receiver = decode.at(rank)->receiver;
+    const auto attempt = ignored_receiver_call(receiver, rank, call, keys, start, stranger());
+    if (!attempt) return;
+    world.emit(*attempt);
+    world.emit(sim::ignored_call_answered{rank, make_ignored_call(receiver, *attempt)});
   }
 
   void misuse_table_once(rank_id rank, core::room_lifetimes& table) {

@@ -98,6 +98,8 @@ class event_footprint {
   void add_body(const lifetimes_created& b) { rank(b.rank); }
   void add_body(const status_written& b) { rank(b.rank); }
   void add_body(const room_table_read& b) { rank(b.rank); }
+  void add_body(const ignored_call_attempted& b) { rank(b.rank); }
+  void add_body(const ignored_call_answered& b) { rank(b.rank); }
   void add_body(const lifetime_misuse_attempted& b) { rank(b.rank); }
   void add_body(const lifetime_misuse_answered& b) { rank(b.rank); }
   // An event kind this list does not know yet: assume it touches everything.

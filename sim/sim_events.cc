@@ -174,6 +174,13 @@ struct describer {
     out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
         << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
+  void operator()(const ignored_call_attempted& e) const {
+    out << "ignored_call_attempted rank=" << e.rank << " " << to_string(e.call) << " "
+        << core::to_string(e.key);
+  }
+  void operator()(const ignored_call_answered& e) const {
+    out << "ignored_call_answered rank=" << e.rank << (e.accepted ? " accepted" : " ignored");
+  }
   void operator()(const room_table_read& e) const {
     out << "room_table_read rank=" << e.rank;
     for (const auto& r : e.rooms) {
@@ -233,6 +240,26 @@ const char* to_string(ledger_call call) {
       return "confirm_quarantine";
     case ledger_call::release_all:
       return "release_all";
+  }
+  return "unknown_call";
+}
+
+const char* to_string(ignored_call call) {
+  switch (call) {
+    case ignored_call::decode_abort:
+      return "decode_abort";
+    case ignored_call::decode_complete:
+      return "decode_complete";
+    case ignored_call::decode_prealloc:
+      return "decode_prealloc";
+    case ignored_call::send_chunk_unknown_room:
+      return "send_chunk_unknown_room";
+    case ignored_call::send_chunk_mismatched_pages:
+      return "send_chunk_mismatched_pages";
+    case ignored_call::send_chunk_no_siblings:
+      return "send_chunk_no_siblings";
+    case ignored_call::send_chunk_closed_room:
+      return "send_chunk_closed_room";
   }
   return "unknown_call";
 }

@@ -306,6 +306,28 @@ struct room_table_read {
   core::rank_id rank = 0;
   std::vector<room_answer> rooms;
 };
+// The careless caller also calls the engine-facing core wrongly where the core must ignore
+// the call: decode's abort or complete of a request that is not transferring (a second
+// client cancel, a completion racing the abort), a prealloc of a request already registered,
+// and prefill's send_chunk for a room it does not know, with page lists of different lengths,
+// with no sibling, or for a closed room. Bracketed like the ledger's misuse: the core may
+// refuse (a lifetime_refused), but must decide nothing else and answer "not accepted".
+enum class ignored_call : std::uint8_t {
+  decode_abort, decode_complete, decode_prealloc, send_chunk_unknown_room,
+  send_chunk_mismatched_pages, send_chunk_no_siblings, send_chunk_closed_room,
+};
+const char* to_string(ignored_call call);
+
+struct ignored_call_attempted {
+  core::rank_id rank = 0;
+  ignored_call call = ignored_call::decode_abort;
+  core::room_key key;
+};
+struct ignored_call_answered {
+  core::rank_id rank = 0;
+  bool accepted = false;  // prealloc returned pages, send_chunk returned true
+};
+
 struct lifetime_misuse_answered {
   core::rank_id rank = 0;
   std::optional<core::lifetime_error> error;  // empty: the table accepted the call
@@ -320,7 +342,7 @@ using sim_event_body =
                  core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
                  misuse_attempted, misuse_answered, ledger_created, lifetimes_created,
                  lifetime_misuse_attempted, lifetime_misuse_answered, status_written,
-                 room_table_read>;
+                 room_table_read, ignored_call_attempted, ignored_call_answered>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

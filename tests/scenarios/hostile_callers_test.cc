@@ -30,6 +30,8 @@ TEST(HostileCallers, SafeRefusesEveryCarelessCallAndIgnoresEveryLateWrite) {
   std::set<std::string> refusals;  // ledger errors the careless caller was answered with
   std::set<std::string> accepted;  // calls the ledger accepted (only a harmless release_all)
   std::set<std::string> ignored;   // why the table ignored a write
+  std::set<std::string> table_refusals;  // the room table's answers to careless calls
+  std::set<std::string> calls_ignored;   // engine-facing calls the core ignored
   std::size_t findings = 0;
   std::string first_finding;
   for (std::uint64_t seed = 1; seed <= 300; ++seed) {
@@ -51,6 +53,12 @@ TEST(HostileCallers, SafeRefusesEveryCarelessCallAndIgnoresEveryLateWrite) {
           accepted.insert(sim::to_string(call->call));
         }
       }
+      if (const auto* answer = std::get_if<sim::lifetime_misuse_answered>(&e.body)) {
+        table_refusals.insert(answer->error ? core::to_string(*answer->error) : "accepted");
+      }
+      if (const auto* attempt = std::get_if<sim::ignored_call_attempted>(&e.body)) {
+        calls_ignored.insert(sim::to_string(attempt->call));
+      }
       const auto* decided = std::get_if<sim::core_decided>(&e.body);
       if (decided == nullptr) continue;
       if (const auto* skip = std::get_if<core::status_update_ignored>(&decided->what.body)) {
@@ -71,6 +79,12 @@ TEST(HostileCallers, SafeRefusesEveryCarelessCallAndIgnoresEveryLateWrite) {
   for (const char* reason : {"terminal", "regression", "unchanged", "failed_for_absent_room"}) {
     EXPECT_TRUE(ignored.contains(reason)) << reason;
   }
+  // The room table refuses every careless call for each of its reasons (and accepts none).
+  EXPECT_EQ(table_refusals, (std::set<std::string>{"unknown_room", "already_open", "tombstoned",
+                                                   "room_closed", "lease_underflow",
+                                                   "leases_pending"}));
+  // Every call to ignore was made (and, with no finding, ignored).
+  EXPECT_EQ(calls_ignored.size(), 7u);
 }
 
 }  // namespace

@@ -1,0 +1,84 @@
+#include "scenarios/careless_engine_call.h"
+
+#include <array>
+
+namespace kvsim::scenarios {
+namespace {
+
+template <class fits>
+core::room_key first_fitting(const std::vector<core::room_key>& keys, std::size_t start,
+                             core::room_key stranger, fits fit) {
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    const core::room_key key = keys[(start + i) % keys.size()];
+    if (fit(key)) return key;
+  }
+  return stranger;
+}
+
+}  // namespace
+
+std::optional<sim::ignored_call_attempted> ignored_receiver_call(const core::decode_receiver& receiver,
+                                                  core::rank_id rank, sim::ignored_call call,
+                                                  const std::vector<core::room_key>& requests,
+                                                  std::size_t start, core::room_key stranger) {
+  const auto not_transferring = [&](core::room_key key) {
+    return receiver.finished(key) || receiver.aborting(key) || receiver.quarantined(key);
+  };
+  const core::room_key key = first_fitting(requests, start, stranger, not_transferring);
+  if (call == sim::ignored_call::decode_prealloc && key == stranger) return std::nullopt;
+  return sim::ignored_call_attempted{rank, call, key};
+}
+
+bool make_ignored_call(core::decode_receiver& receiver, const sim::ignored_call_attempted& call) {
+  switch (call.call) {
+    case sim::ignored_call::decode_abort:
+      receiver.abort(call.key, std::nullopt);
+      return false;  // abort answers nothing: what it decided is the checkers' business
+    case sim::ignored_call::decode_complete:
+      receiver.complete(call.key);
+      return false;
+    case sim::ignored_call::decode_prealloc:
+      // A registered request: one page, no ranks; refused before either is looked at.
+      return receiver.prealloc(call.key, 1, {}).has_value();
+    default:
+      return false;
+  }
+}
+
+sim::ignored_call_attempted ignored_sender_call(const core::room_lifetimes& table,
+                                                core::rank_id rank, sim::ignored_call call,
+                                                const std::vector<core::room_key>& rooms,
+                                                std::size_t start, core::room_key stranger) {
+  switch (call) {
+    case sim::ignored_call::send_chunk_unknown_room:
+      return {rank, call, stranger};
+    case sim::ignored_call::send_chunk_closed_room:
+      return {rank, call, first_fitting(rooms, start, stranger, [&](core::room_key key) {
+                return table.is_tracked(key) && table.is_closed(key);
+              })};
+    default:
+      return {rank, call, first_fitting(rooms, start, stranger, [&](core::room_key key) {
+                return table.is_admitting(key);
+              })};
+  }
+}
+
+bool make_ignored_call(core::prefill_sender& sender, const sim::ignored_call_attempted& call,
+                       core::rank_id decode_rank) {
+  // Page 0 stands for any page: each call is refused before a page is looked at.
+  const std::array<core::page_index, 1> one{0};
+  const std::array<core::page_index, 2> two{0, 1};
+  switch (call.call) {
+    case sim::ignored_call::send_chunk_mismatched_pages:
+      return sender.send_chunk(call.key, decode_rank, one, two, 1);
+    case sim::ignored_call::send_chunk_no_siblings:
+      return sender.send_chunk(call.key, decode_rank, one, one, 0);
+    case sim::ignored_call::send_chunk_unknown_room:
+    case sim::ignored_call::send_chunk_closed_room:
+      return sender.send_chunk(call.key, decode_rank, one, one, 1);
+    default:
+      return false;
+  }
+}
+
+}  // namespace kvsim::scenarios
