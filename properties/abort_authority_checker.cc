@@ -19,10 +19,45 @@ std::optional<sim::finding> abort_authority_checker::observe(const sim::sim_even
   } else if (const auto* accepted = std::get_if<core::token_accepted>(&what.body)) {
     accepted_.insert({what.rank, accepted->key, accepted->nonce});
     return check_accepted(*accepted, what.rank, at);
+  } else if (const auto* rejected = std::get_if<core::token_rejected>(&what.body)) {
+    return check_rejected(*rejected, what.rank, at);
   } else if (const auto* target = std::get_if<core::ack_target_registered>(&what.body)) {
     return check_target(*target, what.rank, at);
   }
   return std::nullopt;
+}
+
+std::optional<sim::finding> abort_authority_checker::check_rejected(
+    const core::token_rejected& rejected, core::rank_id rank, event_mark at) {
+  const core::room_key& expected = rejected.expected;
+  const core::room_key& claimed = rejected.claimed;
+  const bool same_room = claimed.room == expected.room;
+  bool agrees = true;
+  switch (rejected.reason) {
+    case core::token_rejection::forged:
+      break;  // a forged token's keys may say anything
+    case core::token_rejection::foreign_room:
+      agrees = !same_room;
+      break;
+    case core::token_rejection::stale_generation:
+      agrees = same_room && claimed.generation < expected.generation;
+      break;
+    case core::token_rejection::future_generation:
+      agrees = same_room && claimed.generation > expected.generation;
+      break;
+    case core::token_rejection::duplicate:
+    case core::token_rejection::foreign_issuer:
+      agrees = claimed == expected;
+      break;
+  }
+  if (agrees) return std::nullopt;
+  return sim::finding{"I2",
+                      "I2: rank " + std::to_string(rank) + "'s verifier refused a token as " +
+                          core::to_string(rejected.reason) + " at step " +
+                          std::to_string(at.step) + ", but it claims " + core::to_string(claimed) +
+                          " where " + core::to_string(expected) + " was expected",
+                      {at.index},
+                      {}};
 }
 
 std::optional<sim::finding> abort_authority_checker::check_accepted(

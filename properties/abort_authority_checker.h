@@ -16,7 +16,9 @@
 //   - a token binds its message to its issuer: it is accepted only from the rank that issued
 //     it, or by the issuer itself (decode hears its own token back in a drain-ACK);
 //   - a token is accepted once per presenter: a replayed or duplicated message is refused
-//     (the nonce exists for that), even where acting on it twice would happen to be harmless.
+//     (the nonce exists for that), even where acting on it twice would happen to be harmless;
+//   - a refusal names the reason its keys show: another room, an older or a newer generation
+//     of the same room, or (for a duplicate or a foreign issuer) the very key expected.
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -44,6 +46,8 @@ class abort_authority_checker : public sim::checker {
   std::optional<sim::finding> check_target(const core::ack_target_registered& target,
                                            core::rank_id rank, event_mark at) const;
 
+  static std::optional<sim::finding> check_rejected(const core::token_rejected& rejected,
+                                                    core::rank_id rank, event_mark at);
   std::optional<sim::finding> check_accepted(const core::token_accepted& accepted,
                                              core::rank_id rank, event_mark at);
 

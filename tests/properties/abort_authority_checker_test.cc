@@ -100,6 +100,20 @@ TEST(AbortAuthorityChecker, FiresOnATokenAcceptedTwiceFromOnePresenter) {
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
+TEST(AbortAuthorityChecker, FiresOnARefusalWhoseKeysSayAnotherReason) {
+  event_builder log;
+  // Expected and claimed swapped in the report: the older generation named as the expected one.
+  const auto refused = log.at(4).decided(
+      0, core::token_rejected{request_a, request_b, 3, core::token_rejection::stale_generation});
+  abort_authority_checker checker;
+  const sim::finding expected{"I2",
+                              "I2: rank 0's verifier refused a token as stale_generation at step "
+                              "4, but it claims room 7/gen 1 where room 7/gen 0 was expected",
+                              {refused},
+                              {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
 // --- quiet ------------------------------------------------------------------------------
 
 TEST(AbortAuthorityChecker, QuietOnAnIssuedAndAcceptedToken) {
@@ -112,6 +126,11 @@ TEST(AbortAuthorityChecker, QuietOnAnIssuedAndAcceptedToken) {
   // Decode rank 1 hears its own token back from two prefill ranks: once from each.
   log.decided(1, core::token_accepted{request_a, 4, 1, 0});
   log.decided(1, core::token_accepted{request_a, 4, 1, 3});
+  log.decided(0, core::token_rejected{request_b, request_a, 4, core::token_rejection::stale_generation});
+  log.decided(0, core::token_rejected{request_a, request_b, 4, core::token_rejection::future_generation});
+  log.decided(0, core::token_rejected{request_a, {8, 0}, 4, core::token_rejection::foreign_room});
+  log.decided(0, core::token_rejected{request_a, request_a, 4, core::token_rejection::duplicate});
+  log.decided(0, core::token_rejected{request_a, {1, 2}, 4, core::token_rejection::forged});
   log.decided(0, core::ack_target_registered{request_b, 2, 1});
   abort_authority_checker checker;
   EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
