@@ -245,6 +245,8 @@ struct transfer_world::parts {
         ignored_sender_call_once(rank);
       } else if (!is_prefill && target == 0) {
         ignored_receiver_call_once(rank);
+      } else if (!is_prefill && target == 1) {
+        impatient_free_once(rank, ledger);
       } else {
         misuse_once(rank, ledger);
       }
@@ -334,6 +336,30 @@ struct transfer_world::parts {
     world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
     // A monitor reads the books right after: the audit holds them against the events mid-run.
     world.emit(audit_ledger(rank, ledger, keys));
+  }
+
+  // The engine frees a request the core gave up on (quarantined at its deadline, or holding
+  // its pages for a dead peer), whenever it likes: nothing a transport may still write into
+  // may be freed by that.
+  void impatient_free_once(rank_id rank, core::page_ledger& ledger) {
+    const core::decode_receiver& receiver = decode.at(rank)->receiver;
+    std::set<room_key> held;  // the core held pages for a dead peer (its own events say so)
+    for (const sim::sim_event& e : world.events()) {
+      const auto* decided = std::get_if<sim::core_decided>(&e.body);
+      if (decided == nullptr || decided->what.rank != rank) continue;
+      const auto* handled = std::get_if<core::peer_death_handled>(&decided->what.body);
+      if (handled && handled->action == core::peer_death_action::quarantined) held.insert(handled->key);
+    }
+    std::vector<room_key> given_up;
+    for (const room_key& key : keys) {
+      if (receiver.finished(key)) continue;
+      if (receiver.quarantined(key) || held.contains(key)) given_up.push_back(key);
+    }
+    if (given_up.empty()) return;
+    const room_key key =
+        given_up[world.choose(choice_careless_caller, static_cast<std::uint32_t>(given_up.size()))];
+    world.emit(sim::engine_freed{rank, key});
+    (void)ledger.release_all(key);
   }
 
   void ignored_sender_call_once(rank_id rank) {

@@ -174,6 +174,9 @@ struct describer {
     out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
         << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
+  void operator()(const engine_freed& e) const {
+    out << "engine_freed rank=" << e.rank << " " << core::to_string(e.key);
+  }
   void operator()(const ignored_call_attempted& e) const {
     out << "ignored_call_attempted rank=" << e.rank << " " << to_string(e.call) << " "
         << core::to_string(e.key);

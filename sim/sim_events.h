@@ -306,6 +306,16 @@ struct room_table_read {
   core::rank_id rank = 0;
   std::vector<room_answer> rooms;
 };
+// A decode engine gave up on a request the core gave up on first (its deadline expired, or a
+// prefill rank it waits on died and the core held its pages) and freed the request's pages
+// itself, as SGLang's scheduler frees a timed-out request: the world calls the ledger's
+// release_all for `key` right after this event. What a transport may still write must stay
+// out of reuse: the core's quarantine lease defers those pages until it confirms the end.
+struct engine_freed {
+  core::rank_id rank = 0;
+  core::room_key key;
+};
+
 // The careless caller also calls the engine-facing core wrongly where the core must ignore
 // the call: decode's abort or complete of a request that is not transferring (a second
 // client cancel, a completion racing the abort), a prealloc of a request already registered,
@@ -342,7 +352,8 @@ using sim_event_body =
                  core_audited, status_read, rank_stopped, transport_torn_down, message_lost,
                  misuse_attempted, misuse_answered, ledger_created, lifetimes_created,
                  lifetime_misuse_attempted, lifetime_misuse_answered, status_written,
-                 room_table_read, ignored_call_attempted, ignored_call_answered>;
+                 room_table_read, ignored_call_attempted, ignored_call_answered,
+                 engine_freed>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

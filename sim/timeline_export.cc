@@ -170,7 +170,7 @@ const char* category_of(const sim_event_body& body) {
         if constexpr (is_one_of<T, fault_fired, rank_stopped, transport_torn_down,
                                 misuse_attempted, misuse_answered, lifetime_misuse_attempted,
                                 lifetime_misuse_answered, ignored_call_attempted,
-                                ignored_call_answered>) {
+                                ignored_call_answered, engine_freed>) {
           return "fault";
         }
         if constexpr (std::is_same_v<T, gate_changed>) return "gate";
