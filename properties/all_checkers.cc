@@ -32,6 +32,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
     w.add_checker(closed_room);
     w.add_checker(status_books);
     w.add_checker(room_books);
+    w.add_checker(prefetch_books);
     w.add_checker(misuse);
     w.add_checker(ignored_calls);
   }

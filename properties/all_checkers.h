@@ -24,6 +24,7 @@
 #include "properties/liveness_checker.h"
 #include "properties/misuse_checker.h"
 #include "properties/outcome_checker.h"
+#include "properties/prefetch_books_checker.h"
 #include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
 #include "properties/room_books_checker.h"
@@ -66,6 +67,7 @@ struct checker_set {
   ignored_call_checker ignored_calls;             // the engine-facing core ignores one too
   status_books_checker status_books;              // I4: the status table's answers
   room_books_checker room_books;                  // I4: the room table's reports and evictions
+  prefetch_books_checker prefetch_books;          // I6: the HiCache coordinator's reports
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7
   leak_checker leak;                              // I8
