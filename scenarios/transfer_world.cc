@@ -14,9 +14,7 @@
 #include "core/prefill_sender.h"
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
-#include "scenarios/careless_call.h"
-#include "scenarios/careless_engine_call.h"
-#include "scenarios/careless_lifetime_call.h"
+#include "scenarios/careless_caller.h"
 #include "scenarios/core_audit.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_liveness.h"
@@ -38,11 +36,6 @@ constexpr std::uint64_t poll_interval_us = 5;
 constexpr std::uint64_t chunk_compute_us = 5;
 // Tags of the world's own data decisions (sim::world::choose).
 constexpr std::uint64_t choice_free_source_now = 0xf5ee;
-constexpr std::uint64_t choice_careless_call = 0xca11;
-constexpr std::uint64_t choice_careless_page = 0xca12;
-constexpr std::uint64_t choice_careless_caller = 0xca13;
-constexpr std::uint64_t choice_careless_variant = 0xca14;
-constexpr std::uint64_t choice_careless_table = 0xca15;
 constexpr std::uint64_t choice_late_status_room = 0x1a7e;
 constexpr std::uint64_t choice_late_status_value = 0x1a7f;
 // Peer death: a heartbeat period (each one a chance for the rank to die), and how long the
@@ -153,10 +146,10 @@ struct transfer_world::parts {
     }
     if (spec.faults.ledger_misuse) {
       for (rank_id p : prefill_ranks) {
-        world.spawn({p, "careless", 0}, [this, p] { careless_caller(p, prefill.at(p)->ledger); });
+        world.spawn({p, "careless", 0}, [this, p] { careless_loop(p, prefill.at(p)->ledger); });
       }
       for (rank_id d : decode_ranks) {
-        world.spawn({d, "careless", 0}, [this, d] { careless_caller(d, decode.at(d)->ledger); });
+        world.spawn({d, "careless", 0}, [this, d] { careless_loop(d, decode.at(d)->ledger); });
       }
     }
     world.add_quiescence_audit([this] {
@@ -219,13 +212,9 @@ struct transfer_world::parts {
   }
 
   // --- the careless caller --------------------------------------------------------------
-  // Code outside the core that shares the rank's ledger and calls it wrongly (fault
-  // `misuse`), as a serving engine's scheduler with a bookkeeping bug would, at any poll the
-  // search chooses while the rank serves. Every call it makes is misuse whatever the ledger
-  // holds (or, for a retiring page, whatever the ledger itself says it holds); the ledger
-  // must refuse it, name the culprit, and change nothing. The checkers predict each refusal
-  // from the ledger's history.
-  void careless_caller(rank_id rank, core::page_ledger& ledger) {
+  // Code outside the core that shares the rank's core objects and calls them wrongly (fault
+  // `misuse`, careless_caller.h), at any poll the search chooses while the rank serves.
+  void careless_loop(rank_id rank, core::page_ledger& ledger) {
     const bool is_prefill = prefill.contains(rank);
     for (;;) {
       if (scheduling_done()) return;
@@ -235,22 +224,19 @@ struct transfer_world::parts {
         world.wait_virtual(poll_interval_us);
       }
       if (!world.fault(sim::fault_kind::ledger_misuse)) continue;
-      // The glue calls more than the ledger: a prefill rank's keeps the room table and queues
-      // chunks, a decode rank's aborts, completes and preallocates requests. One careless call
-      // in three goes to each (to the engine-facing core for one in three on decode).
-      const std::uint32_t target = world.choose(choice_careless_table, 3);
-      if (is_prefill && target == 0) {
-        misuse_table_once(rank, prefill.at(rank)->lifetimes);
-      } else if (is_prefill && target == 1) {
-        ignored_sender_call_once(rank);
-      } else if (!is_prefill && target == 0) {
-        ignored_receiver_call_once(rank);
-      } else if (!is_prefill && target == 1) {
-        impatient_free_once(rank, ledger);
-      } else {
-        misuse_once(rank, ledger);
-      }
+      careless.call_once(rank, targets_of(rank, ledger));
     }
+  }
+
+  careless_caller::rank_targets targets_of(rank_id rank, core::page_ledger& ledger) {
+    careless_caller::rank_targets targets{ledger, nullptr, nullptr, nullptr};
+    if (const auto p = prefill.find(rank); p != prefill.end()) {
+      targets.table = &p->second->lifetimes;
+      targets.sender = &p->second->sender;
+    } else {
+      targets.receiver = &decode.at(rank)->receiver;
+    }
+    return targets;
   }
 
   // Every scheduler returned (a dead prefill rank's never will: it counts as done).
@@ -259,216 +245,6 @@ struct transfer_world::parts {
            std::all_of(prefill.begin(), prefill.end(), [this](const auto& entry) {
              return entry.second->scheduler_done || !liveness.alive(entry.first);
            });
-  }
-
-  // A room no request of the scenario uses, with the largest ids: it owns nothing, ever.
-  static room_key stranger() {
-    return {std::numeric_limits<core::room_id>::max(),
-            std::numeric_limits<core::generation_t>::max()};
-  }
-
-  void misuse_once(rank_id rank, core::page_ledger& ledger) {
-    const std::uint32_t total = ledger.pages_total();
-    sim::misuse_attempted call{rank, sim::ledger_call::release, {}, {}, {}, 0, 0, total};
-    const room_key any_caller =
-        [&] {
-          const std::uint32_t pick = world.choose(choice_careless_caller,
-                                                  static_cast<std::uint32_t>(keys.size()) + 1);
-          return pick < keys.size() ? keys[pick] : stranger();
-        }();
-    const page_index page = total == 0 ? 0 : world.choose(choice_careless_page, total);
-    const bool as_lease = world.choose(choice_careless_variant, 2) == 1;
-    call.call = as_lease ? sim::ledger_call::lease : sim::ledger_call::release;
-    call.role = as_lease && world.choose(choice_careless_variant, 2) == 1
-                    ? core::lease_role::destination
-                    : core::lease_role::source;
-    call.caller = any_caller;
-    switch (world.choose(choice_careless_call, 8)) {
-      case 0:  // nothing asked for
-        if (!as_lease && world.choose(choice_careless_variant, 2) == 1) {
-          call.call = sim::ledger_call::allocate;
-          call.count = 0;
-        }
-        break;
-      case 1: {  // past the pool's end, after a page in range: the culprit is the second
-        const page_index beyond = world.choose(choice_careless_variant, 2) == 1
-                                      ? std::numeric_limits<page_index>::max()
-                                      : total;
-        call.pages = {page, beyond};
-        break;
-      }
-      case 2:  // the same page twice
-        call.pages = {page, page};
-        break;
-      case 3:  // a page under a room that owns nothing: free, or another request's
-        call.caller = stranger();
-        call.pages = {page};
-        break;
-      case 4: {  // a request's page under another request (or a free page under anyone)
-        const std::optional<room_key> owner = ledger.owner_of(page);
-        if (owner == call.caller) call.caller = stranger();
-        call.pages = {page};
-        break;
-      }
-      case 5: {  // a page its owner already released, still retiring behind a lease
-        call.caller = stranger();
-        call.pages = {page};
-        for (page_index i = 0; i < total; ++i) {
-          const page_index candidate = (page + i) % total;
-          const std::optional<room_key> owner = ledger.owner_of(candidate);
-          if (owner && ledger.is_retiring(candidate)) {
-            call.caller = *owner;
-            call.pages = {candidate};
-            break;
-          }
-        }
-        break;
-      }
-      case 6:  // a room that owns nothing releases everything it has: nothing, and no misuse
-        call.call = sim::ledger_call::release_all;
-        call.caller = stranger();
-        break;
-      default:
-        careless_lease_call(rank, call);
-        break;
-    }
-    world.emit(call);
-    world.emit(sim::misuse_answered{rank, make_careless_call(ledger, call)});
-    // A monitor reads the books right after: the audit holds them against the events mid-run.
-    world.emit(audit_ledger(rank, ledger, keys));
-  }
-
-  // The engine frees a request the core gave up on (quarantined at its deadline, or holding
-  // its pages for a dead peer), whenever it likes: nothing a transport may still write into
-  // may be freed by that.
-  void impatient_free_once(rank_id rank, core::page_ledger& ledger) {
-    const core::decode_receiver& receiver = decode.at(rank)->receiver;
-    std::set<room_key> held;  // the core held pages for a dead peer (its own events say so)
-    for (const sim::sim_event& e : world.events()) {
-      const auto* decided = std::get_if<sim::core_decided>(&e.body);
-      if (decided == nullptr || decided->what.rank != rank) continue;
-      const auto* handled = std::get_if<core::peer_death_handled>(&decided->what.body);
-      if (handled && handled->action == core::peer_death_action::quarantined) held.insert(handled->key);
-    }
-    std::vector<room_key> given_up;
-    for (const room_key& key : keys) {
-      if (receiver.finished(key)) continue;
-      if (receiver.quarantined(key) || held.contains(key)) given_up.push_back(key);
-    }
-    if (given_up.empty()) return;
-    const room_key key =
-        given_up[world.choose(choice_careless_caller, static_cast<std::uint32_t>(given_up.size()))];
-    world.emit(sim::engine_freed{rank, key});
-    (void)ledger.release_all(key);
-  }
-
-  void ignored_sender_call_once(rank_id rank) {
-    static constexpr sim::ignored_call calls[] = {
-        sim::ignored_call::send_chunk_unknown_room, sim::ignored_call::send_chunk_mismatched_pages,
-        sim::ignored_call::send_chunk_no_siblings, sim::ignored_call::send_chunk_closed_room};
-    const sim::ignored_call call = calls[world.choose(choice_careless_call, std::size(calls))];
-    const std::size_t start =
-        world.choose(choice_careless_caller, static_cast<std::uint32_t>(keys.size()));
-    prefill_rank_parts& me = *prefill.at(rank);
-    const sim::ignored_call_attempted attempt =
-        ignored_sender_call(me.lifetimes, rank, call, keys, start, stranger());
-    world.emit(attempt);
-    world.emit(sim::ignored_call_answered{rank, make_ignored_call(me.sender, attempt, decode_ranks.front())});
-  }
-
-  void ignored_receiver_call_once(rank_id rank) {
-    static constexpr sim::ignored_call calls[] = {sim::ignored_call::decode_abort,
-                                                  sim::ignored_call::decode_complete,
-                                                  sim::ignored_call::decode_prealloc};
-    const sim::ignored_call call = calls[world.choose(choice_careless_call, std::size(calls))];
-    const std::size_t start =
-        world.choose(choice_careless_caller, static_cast<std::uint32_t>(keys.size()));
-    core::decode_receiver& receiver = decode.at(rank)->receiver;
-    const auto attempt = ignored_receiver_call(receiver, rank, call, keys, start, stranger());
-    if (!attempt) return;
-    world.emit(*attempt);
-    world.emit(sim::ignored_call_answered{rank, make_ignored_call(receiver, *attempt)});
-  }
-
-  void misuse_table_once(rank_id rank, core::room_lifetimes& table) {
-    static constexpr sim::lifetime_call calls[] = {
-        sim::lifetime_call::open, sim::lifetime_call::try_acquire, sim::lifetime_call::release,
-        sim::lifetime_call::clear};
-    const sim::lifetime_call call = calls[world.choose(choice_careless_call, std::size(calls))];
-    const std::size_t start = world.choose(choice_careless_caller, static_cast<std::uint32_t>(keys.size()));
-    const sim::lifetime_misuse_attempted attempt =
-        wrong_lifetime_call(table, rank, call, keys, start, stranger());
-    world.emit(attempt);
-    world.emit(sim::lifetime_misuse_answered{rank, make_careless_lifetime_call(table, attempt)});
-    world.emit(read_room_table(table, rank, keys));
-  }
-
-  // A call naming a lease id that is wrong for it, whatever the ledger holds: never issued (0,
-  // the next id, the largest), already ended, or in the other quarantine state than the call
-  // needs. Which ids are which, the world reads from the ledger's own events (it is the
-  // environment: a real caller would remember the ids it was given).
-  void careless_lease_call(rank_id rank, sim::misuse_attempted& call) {
-    follow_leases();
-    const rank_leases& known = leases_seen[rank];
-    call.caller = {};
-    const auto pick_one = [&](lease_life life) -> std::optional<core::lease_id> {
-      std::vector<core::lease_id> ids;
-      for (const auto& [id, now] : known.lives) {
-        if (now == life) ids.push_back(id);
-      }
-      if (ids.empty()) return std::nullopt;
-      return ids[world.choose(choice_careless_variant, static_cast<std::uint32_t>(ids.size()))];
-    };
-    // A call, and the life of the lease that makes it wrong.
-    struct wrong_for {
-      sim::ledger_call call;
-      lease_life life;
-    };
-    static constexpr wrong_for by_life[] = {
-        {sim::ledger_call::end_lease, lease_life::ended},
-        {sim::ledger_call::confirm_quarantine, lease_life::live},
-        {sim::ledger_call::end_lease, lease_life::quarantined},
-        {sim::ledger_call::quarantine, lease_life::quarantined},
-    };
-    const std::uint32_t pick = world.choose(choice_careless_variant, std::size(by_life) + 2);
-    if (pick < std::size(by_life)) {
-      if (const auto id = pick_one(by_life[pick].life)) {
-        call.call = by_life[pick].call;
-        call.lease = *id;
-        return;
-      }
-    } else if (pick == std::size(by_life)) {
-      call.call = sim::ledger_call::quarantine;
-      call.lease = known.last_issued + 1;  // the next id: not issued yet
-      return;
-    }
-    static constexpr sim::ledger_call lease_calls[] = {sim::ledger_call::end_lease,
-                                                       sim::ledger_call::quarantine,
-                                                       sim::ledger_call::confirm_quarantine};
-    call.call = lease_calls[world.choose(choice_careless_variant, 3)];
-    call.lease =
-        world.choose(choice_careless_variant, 2) == 1 ? std::numeric_limits<core::lease_id>::max() : 0;
-  }
-
-  // Reads the ledger events emitted since the last look into leases_seen.
-  void follow_leases() {
-    const std::vector<sim::sim_event>& events = world.events();
-    for (; lease_events_seen < events.size(); ++lease_events_seen) {
-      const auto* decided = std::get_if<sim::core_decided>(&events[lease_events_seen].body);
-      if (decided == nullptr) continue;
-      rank_leases& known = leases_seen[decided->what.rank];
-      if (const auto* started = std::get_if<core::lease_started>(&decided->what.body)) {
-        known.lives[started->lease] = lease_life::live;
-        known.last_issued = std::max(known.last_issued, started->lease);
-      } else if (const auto* held = std::get_if<core::lease_quarantined>(&decided->what.body)) {
-        known.lives[held->lease] = lease_life::quarantined;
-      } else if (const auto* ended = std::get_if<core::lease_ended>(&decided->what.body)) {
-        known.lives[ended->lease] = lease_life::ended;
-      } else if (const auto* confirmed =
-                     std::get_if<core::quarantine_confirmed>(&decided->what.body)) {
-        known.lives[confirmed->lease] = lease_life::ended;
-      }
-    }
   }
 
   // --- late status writes ---------------------------------------------------------------
@@ -842,14 +618,7 @@ struct transfer_world::parts {
   std::map<rank_id, std::unique_ptr<prefill_rank_parts>> prefill;
   std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
   std::vector<std::unique_ptr<sim::gate>> gates;
-  // The careless caller's memory of lease ids, per rank (follow_leases).
-  enum class lease_life : std::uint8_t { live, quarantined, ended };
-  struct rank_leases {
-    std::map<core::lease_id, lease_life> lives;
-    core::lease_id last_issued = 0;
-  };
-  std::map<rank_id, rank_leases> leases_seen;
-  std::size_t lease_events_seen = 0;
+  careless_caller careless{world, keys, decode_ranks};
 };
 
 transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
