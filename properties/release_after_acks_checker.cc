@@ -22,6 +22,10 @@ std::optional<sim::finding> release_after_acks_checker::observe(const sim::sim_e
     torn_down_.insert(torn->rank);
     return std::nullopt;
   }
+  if (const auto* stopped = std::get_if<sim::rank_stopped>(&e.body)) {
+    stopped_.insert(stopped->rank);
+    return std::nullopt;
+  }
   const auto* decided = std::get_if<sim::core_decided>(&e.body);
   if (decided == nullptr) return std::nullopt;
   const core::rank_id rank = decided->what.rank;
@@ -50,6 +54,8 @@ std::optional<sim::finding> release_after_acks_checker::observe(const sim::sim_e
           abort->second.counted.try_emplace(teardown->peer, counted_ack{at, real, true});
       if (!fresh && real && !it->second.sent) it->second = counted_ack{at, true, true};
     }
+  } else if (const auto* lost = std::get_if<core::peer_death_handled>(&body)) {
+    return check_peer_death(*lost, rank, at);
   } else if (const auto* freed = std::get_if<core::page_freed>(&body)) {
     return check_free(*freed, rank, at);
   } else if (const auto* released = std::get_if<core::request_pages_released>(&body)) {
@@ -147,6 +153,27 @@ std::optional<sim::finding> release_after_acks_checker::check_release(
     return sim::finding{"I3", head + " with only " + reported, {at.index}, {}};
   }
   return std::nullopt;
+}
+
+// A peer counts as lost only once it really stopped (its heartbeat is gone for good), and a
+// request handles each lost peer once: a live peer taken for dead aborts a request nobody
+// asked to abort, and a death handled twice re-arms the drain it is already waiting on.
+std::optional<sim::finding> release_after_acks_checker::check_peer_death(
+    const core::peer_death_handled& lost, core::rank_id rank, event_mark at) {
+  std::string why;
+  if (!stopped_.contains(lost.peer)) {
+    why = "but rank " + std::to_string(lost.peer) + " never stopped";
+  } else if (const auto [first, fresh] = handled_.try_emplace({rank, lost.key, lost.peer}, at);
+             !fresh) {
+    why = "a second time (first at step " + std::to_string(first->second.step) + ")";
+  }
+  if (why.empty()) return std::nullopt;
+  return sim::finding{"I3",
+                      "I3: rank " + std::to_string(rank) + " handled the death of rank " +
+                          std::to_string(lost.peer) + " for " + core::to_string(lost.key) +
+                          " at step " + std::to_string(at.step) + " " + why,
+                      {at.index},
+                      {}};
 }
 
 }  // namespace kvsim::properties

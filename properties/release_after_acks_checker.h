@@ -18,7 +18,9 @@
 // instead, which is real only when the transport confirmed that rank torn down before (sim
 // transport_torn_down): counting a lost peer as drained on the heartbeat alone, while its
 // posted writes may still land, fires like an ACK that was never sent. A release for
-// acks_and_teardowns is judged like one for all_acks.
+// acks_and_teardowns is judged like one for all_acks. And decode handles a peer's death
+// (peer_death_handled) only for a rank that stopped (sim rank_stopped), once per request and
+// peer: a live peer taken for dead aborts a request nobody asked to abort.
 // Evidence: the arm, the release or free, and every counted ACK that did not count.
 #include <cstddef>
 #include <map>
@@ -70,10 +72,15 @@ class release_after_acks_checker : public sim::checker {
                                          event_mark at) const;
   std::optional<sim::finding> check_release(const core::request_pages_released& released,
                                             core::rank_id rank, event_mark at) const;
+  std::optional<sim::finding> check_peer_death(const core::peer_death_handled& lost,
+                                               core::rank_id rank, event_mark at);
 
   std::map<rank_room, armed_abort> armed_;
   std::map<sent_ack, event_mark> sent_;  // first drain_ack_sent of each
   std::set<core::rank_id> torn_down_;    // ranks whose transport confirmed the teardown
+  std::set<core::rank_id> stopped_;      // ranks that died (sim::rank_stopped)
+  // Each (decode rank, request, lost peer) handled, and when.
+  std::map<std::tuple<core::rank_id, core::room_key, core::rank_id>, event_mark> handled_;
 };
 
 }  // namespace kvsim::properties

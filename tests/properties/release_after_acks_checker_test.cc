@@ -279,5 +279,33 @@ TEST(ReleaseAfterAcksChecker, StaysQuietOnAQuarantineThatALateAckHeals) {
   EXPECT_EQ(found, std::nullopt) << found->message;
 }
 
+TEST(ReleaseAfterAcksChecker, FiresOnTheDeathOfAPeerThatNeverStopped) {
+  event_builder log;
+  const auto lost = log.at(4).decided(
+      decode, core::peer_death_handled{request_a, 2, core::peer_death_action::quarantined});
+  release_after_acks_checker checker;
+  const sim::finding expected{"I3",
+                              "I3: rank 1 handled the death of rank 2 for room 7/gen 0 at step 4 "
+                              "but rank 2 never stopped",
+                              {lost},
+                              {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
+TEST(ReleaseAfterAcksChecker, FiresOnADeathHandledTwiceButNotOnceForEachRequest) {
+  event_builder log;
+  log.add(sim::rank_stopped{2});
+  log.decided(decode, core::peer_death_handled{request_a, 2, core::peer_death_action::quarantined});
+  log.decided(decode, core::peer_death_handled{request_c, 2, core::peer_death_action::quarantined});
+  release_after_acks_checker quiet;
+  EXPECT_EQ(observe_all(quiet, log.events()), std::nullopt);
+  log.decided(decode, core::peer_death_handled{request_a, 2, core::peer_death_action::already_torn_down});
+  release_after_acks_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_NE(found->message.find("a second time (first at step"), std::string::npos)
+      << found->message;
+}
+
 }  // namespace
 }  // namespace kvsim::properties
