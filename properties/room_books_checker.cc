@@ -89,31 +89,10 @@ std::optional<sim::finding> room_books_checker::decided(const core::event& what,
                                                         std::uint64_t step, std::size_t index) {
   const auto table = tables_.find(what.rank);
   if (!is_table_decision(what.body)) {
-    // The table emits an eviction next to the insert that caused it: any other decision in
-    // between means the eviction it owed never came, or came with no insert.
+    // The table emits an eviction next to the insert that caused it: follow() finds any other
+    // decision in between (an owed eviction that never came, or one that came with no insert).
     if (table == tables_.end()) return std::nullopt;
-    table_model& t = table->second;
-    if (t.owed_eviction) {
-      const core::room_key owed = *t.owed_eviction;
-      t.owed_eviction.reset();
-      return sim::finding{"I4",
-                          "I4: " + table_of(what.rank) + " was full when a cleared room left " +
-                              "its tombstone, but it did not evict its oldest tombstone " +
-                              core::to_string(owed) + " (decided " + core::describe(what) +
-                              " at step " + std::to_string(step) + " instead)",
-                          {index},
-                          {}};
-    }
-    if (t.early_eviction) {
-      const auto [evicted, at] = *t.early_eviction;
-      t.early_eviction.reset();
-      return sim::finding{"I4",
-                          "I4: " + table_of(what.rank) + " evicted the tombstone of " +
-                              core::to_string(evicted) + " but added none",
-                          {at},
-                          {}};
-    }
-    return std::nullopt;
+    return follow(table->second, what, step, index);
   }
   table_model& t = tables_[what.rank];
   if (t.careless) {

@@ -2,29 +2,17 @@
 
 #include <array>
 
+#include "scenarios/careless_call.h"
+
 namespace kvsim::scenarios {
-namespace {
 
-template <class fits>
-core::room_key first_fitting(const std::vector<core::room_key>& keys, std::size_t start,
-                             core::room_key stranger, fits fit) {
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    const core::room_key key = keys[(start + i) % keys.size()];
-    if (fit(key)) return key;
-  }
-  return stranger;
-}
-
-}  // namespace
-
-std::optional<sim::ignored_call_attempted> ignored_receiver_call(const core::decode_receiver& receiver,
-                                                  core::rank_id rank, sim::ignored_call call,
-                                                  const std::vector<core::room_key>& requests,
-                                                  std::size_t start, core::room_key stranger) {
+std::optional<sim::ignored_call_attempted> ignored_receiver_call(
+    const core::decode_receiver& receiver, core::rank_id rank, sim::ignored_call call,
+    const std::vector<core::room_key>& requests, std::size_t start, core::room_key stranger) {
   const auto not_transferring = [&](core::room_key key) {
     return receiver.finished(key) || receiver.aborting(key) || receiver.quarantined(key);
   };
-  const core::room_key key = first_fitting(requests, start, stranger, not_transferring);
+  const core::room_key key = first_room_where(requests, start, stranger, not_transferring);
   if (call == sim::ignored_call::decode_prealloc && key == stranger) return std::nullopt;
   return sim::ignored_call_attempted{rank, call, key};
 }
@@ -53,11 +41,11 @@ sim::ignored_call_attempted ignored_sender_call(const core::room_lifetimes& tabl
     case sim::ignored_call::send_chunk_unknown_room:
       return {rank, call, stranger};
     case sim::ignored_call::send_chunk_closed_room:
-      return {rank, call, first_fitting(rooms, start, stranger, [&](core::room_key key) {
+      return {rank, call, first_room_where(rooms, start, stranger, [&](core::room_key key) {
                 return table.is_tracked(key) && table.is_closed(key);
               })};
     default:
-      return {rank, call, first_fitting(rooms, start, stranger, [&](core::room_key key) {
+      return {rank, call, first_room_where(rooms, start, stranger, [&](core::room_key key) {
                 return table.is_admitting(key);
               })};
   }

@@ -1,5 +1,7 @@
 #include "scenarios/careless_lifetime_call.h"
 
+#include "scenarios/careless_call.h"
+
 namespace kvsim::scenarios {
 namespace {
 
@@ -23,18 +25,16 @@ sim::lifetime_misuse_attempted wrong_lifetime_call(const core::room_lifetimes& t
                                                    core::rank_id rank, sim::lifetime_call call,
                                                    const std::vector<core::room_key>& rooms,
                                                    std::size_t start, core::room_key stranger) {
-  for (std::size_t i = 0; i < rooms.size(); ++i) {
-    const core::room_key key = rooms[(start + i) % rooms.size()];
-    if (makes_wrong(table, call, key)) return {rank, call, key};
-  }
-  if (call == sim::lifetime_call::open) call = sim::lifetime_call::try_acquire;
-  return {rank, call, stranger};
+  const core::room_key key = first_room_where(
+      rooms, start, stranger, [&](core::room_key room) { return makes_wrong(table, call, room); });
+  if (key == stranger && call == sim::lifetime_call::open) call = sim::lifetime_call::try_acquire;
+  return {rank, call, key};
 }
 
 std::optional<core::lifetime_error> make_careless_lifetime_call(
     core::room_lifetimes& table, const sim::lifetime_misuse_attempted& call) {
-  const auto refusal_of = [](const core::status<core::lifetime_error>& outcome)
-      -> std::optional<core::lifetime_error> {
+  const auto refusal_of =
+      [](const core::status<core::lifetime_error>& outcome) -> std::optional<core::lifetime_error> {
     if (outcome) return std::nullopt;
     return outcome.error();
   };

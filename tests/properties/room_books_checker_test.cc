@@ -166,7 +166,7 @@ TEST(RoomBooksChecker, FiresWhenAClearIntoAFullTableEvictsNothing) {
   room_books_checker checker;
   const auto found = observe_all(checker, log.events());
   ASSERT_TRUE(found);
-  EXPECT_NE(found->message.find("did not evict its oldest tombstone room 1/gen 0"), std::string::npos)
+  EXPECT_NE(found->message.find("instead of evicting its oldest tombstone room 1/gen 0"), std::string::npos)
       << found->message;
 }
 
