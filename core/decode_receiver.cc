@@ -15,6 +15,7 @@ void decode_receiver::emit(event_body body) { ports_.events.emit(event{rank_, st
 std::optional<std::vector<page_index>> decode_receiver::prealloc(room_key key,
                                                                  std::uint32_t pages,
                                                                  std::vector<rank_id> prefill_ranks) {
+  owner_.check();
   if (requests_.contains(key)) return std::nullopt;
   auto allocated = state_.ledger.allocate(key, pages);
   if (!allocated) return std::nullopt;
@@ -26,6 +27,7 @@ std::optional<std::vector<page_index>> decode_receiver::prealloc(room_key key,
 }
 
 void decode_receiver::publish(room_key key) {
+  owner_.check();
   const request& r = requests_.at(key);
   for (rank_id prefill : r.prefill_ranks) {
     ports_.control.send(prefill,
@@ -34,6 +36,7 @@ void decode_receiver::publish(room_key key) {
 }
 
 void decode_receiver::abort(room_key key, std::optional<std::uint64_t> deadline_us) {
+  owner_.check();
   const auto it = requests_.find(key);
   if (it == requests_.end() || it->second.now != phase::transferring) return;
   arm_and_send_abort(key, deadline_us);
@@ -59,6 +62,7 @@ void decode_receiver::arm_and_send_abort(room_key key, std::optional<std::uint64
 }
 
 void decode_receiver::on_message(const control_message& message) {
+  owner_.check();
   switch (message.kind) {
     case control_kind::abort_ack:
       on_ack(message);
@@ -147,6 +151,7 @@ void decode_receiver::hold_pages(room_key key) {
 }
 
 void decode_receiver::check_peers() {
+  owner_.check();
   std::vector<room_key> open;
   for (const auto& [key, r] : requests_) {
     if (r.now != phase::done) open.push_back(key);
@@ -201,6 +206,7 @@ void decode_receiver::count_teardown(room_key key, rank_id peer) {
 }
 
 void decode_receiver::check_deadlines() {
+  owner_.check();
   const std::uint64_t now = ports_.time.now_us();
   std::vector<room_key> expired;
   for (const auto& [key, r] : requests_) {
@@ -226,6 +232,7 @@ bool decode_receiver::transfer_complete(room_key key) const {
 }
 
 void decode_receiver::complete(room_key key) {
+  owner_.check();
   const auto it = requests_.find(key);
   if (it == requests_.end() || it->second.now != phase::transferring) return;
   release(key, release_reason::completed, request_outcome::succeeded);

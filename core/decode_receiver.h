@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/abort_token.h"
+#include "core/owner_thread.h"
 #include "core/page_ledger.h"
 #include "core/ports.h"
 #include "core/variant.h"
@@ -56,6 +57,10 @@ class decode_receiver {
   // Every prefill rank reported its chunks done (the caller verifies the data, then completes).
   bool transfer_complete(room_key key) const;
   void complete(room_key key);
+
+  // From now on only the calling thread may call this receiver (core/owner_thread.h).
+  void bind_owner(const thread_identity& identity) { owner_.bind(identity); }
+  std::size_t request_count() const { return requests_.size(); }  // requests remembered now
 
   bool finished(room_key key) const;
   bool aborting(room_key key) const;
@@ -98,6 +103,7 @@ class decode_receiver {
   decode_state state_;
   variant variant_;
   std::map<room_key, request> requests_;
+  single_owner owner_;
 };
 
 }  // namespace kvsim::core

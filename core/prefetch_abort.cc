@@ -13,6 +13,7 @@ void prefetch_abort_coordinator::emit(event_body body) {
 }
 
 void prefetch_abort_coordinator::register_pending(room_key key, std::vector<page_index> host_pages) {
+  owner_.check();
   prefetches_[key] = prefetch{std::move(host_pages), std::nullopt, false};
   emit(prefetch_registered{key});
 }
@@ -23,6 +24,7 @@ void prefetch_abort_coordinator::erase(room_key key) {
 }
 
 void prefetch_abort_coordinator::start_io(room_key key) {
+  owner_.check();
   prefetch& p = prefetches_.at(key);
   if (p.io) return;
   p.pages_allocated = true;
@@ -55,6 +57,7 @@ void prefetch_abort_coordinator::free_after_drain(room_key key, const prefetch& 
 }
 
 void prefetch_abort_coordinator::complete(room_key key) {
+  owner_.check();
   const auto it = prefetches_.find(key);
   if (it == prefetches_.end()) return;
   const prefetch p = it->second;
@@ -66,6 +69,7 @@ void prefetch_abort_coordinator::complete(room_key key) {
 }
 
 void prefetch_abort_coordinator::release_aborted_request(room_key key) {
+  owner_.check();
   const prefetch_state local = local_state(key);
   emit(prefetch_classified{key, local});
   // Historical: a rank with nothing to clean returns before the reduce its peers enter (H3).

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/events.h"
+#include "core/owner_thread.h"
 #include "core/ports.h"
 #include "core/variant.h"
 
@@ -34,6 +35,8 @@ class prefetch_abort_coordinator {
   // Its storage I/O starts: host pages are now written by the I/O thread.
   void start_io(room_key key);
   prefetch_state local_state(room_key key) const;
+  // From now on only the calling thread may call this coordinator (core/owner_thread.h).
+  void bind_owner(const thread_identity& identity) { owner_.bind(identity); }
 
   // Called by every rank of the group for the same aborted request.
   void release_aborted_request(room_key key);
@@ -59,6 +62,7 @@ class prefetch_abort_coordinator {
   prefetch_ports ports_;
   variant variant_;
   std::map<room_key, prefetch> prefetches_;
+  single_owner owner_;
 };
 
 }  // namespace kvsim::core

@@ -16,6 +16,7 @@ prefill_sender::prefill_sender(rank_id rank, prefill_ports ports, prefill_state 
 void prefill_sender::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
 
 bool prefill_sender::open(room_key key, std::span<const page_index> source_pages) {
+  owner_.check();
   if (!state_.lifetimes.open(key)) {
     // Refused (aborted before it existed): the request is over on this rank before it began.
     emit(request_finished{key, request_outcome::aborted});
@@ -31,6 +32,7 @@ bool prefill_sender::send_chunk(room_key key, rank_id decode_rank,
                                 std::span<const page_index> source_pages,
                                 std::span<const page_index> destination_pages,
                                 std::uint32_t siblings) {
+  owner_.check();
   const auto it = rooms_.find(key);
   if (it == rooms_.end() || source_pages.size() != destination_pages.size() || siblings == 0) {
     return false;
@@ -93,6 +95,7 @@ void prefill_sender::quarantine_chunk(room_key key, chunk& c) {
 }
 
 void prefill_sender::poll() {
+  owner_.check();
   std::vector<room_key> keys;
   for (const auto& [key, r] : rooms_) keys.push_back(key);
   for (const room_key& key : keys) {
@@ -170,6 +173,7 @@ void prefill_sender::send_due_acks(room_key key) {
 }
 
 void prefill_sender::on_abort(const control_message& abort) {
+  owner_.check();
   if (!abort.token) return;  // an unauthenticated ABORT touches nothing
   const room_key key = abort.key;
   if (!state_.tokens.accept(*abort.token, key, abort.from)) return;  // rejection is an event
@@ -211,6 +215,7 @@ void prefill_sender::on_abort(const control_message& abort) {
 }
 
 void prefill_sender::fail(room_key key) {
+  owner_.check();
   const auto it = rooms_.find(key);
   if (it == rooms_.end()) return;
   it->second.any_failed = true;
@@ -219,6 +224,7 @@ void prefill_sender::fail(room_key key) {
 }
 
 void prefill_sender::finish(room_key key) {
+  owner_.check();
   const auto it = rooms_.find(key);
   if (it == rooms_.end()) return;
   it->second.finished = true;

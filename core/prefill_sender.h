@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/abort_token.h"
+#include "core/owner_thread.h"
 #include "core/page_ledger.h"
 #include "core/ports.h"
 #include "core/room_lifetimes.h"
@@ -58,7 +59,11 @@ class prefill_sender {
   // The scheduler is done with `key`: give source pages back; forget the room once drained.
   void finish(room_key key);
 
+  // From now on only the calling thread may call this sender (core/owner_thread.h).
+  void bind_owner(const thread_identity& identity) { owner_.bind(identity); }
+
   bool tracking(room_key key) const { return rooms_.contains(key); }
+  std::size_t room_count() const { return rooms_.size(); }  // rooms tracked now
   bool in_flight(room_key key) const;  // any chunk of `key` still running here
   bool drained(room_key key) const;    // closed and nothing in flight
   bool chunk_failed(room_key key) const;
@@ -99,6 +104,7 @@ class prefill_sender {
   prefill_state state_;
   variant variant_;
   std::map<room_key, room> rooms_;
+  single_owner owner_;
 };
 
 }  // namespace kvsim::core
