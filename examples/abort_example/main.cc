@@ -1,0 +1,249 @@
+// abort_example: one prefill rank and one decode rank, on kvsim's production core, through an
+// abort that lands while a chunk is still being copied. Written for whoever integrates the
+// core into a serving engine: it shows which ports the engine implements, which calls its
+// scheduler and its control-message reader make, and what the core promises in return
+// (docs/core-api.md says it in prose).
+//
+// The ports here are deliberately trivial: messages go through in-memory queues, and the
+// "transfer engine" finishes a copy only when this program says so, which is how it holds the
+// chunk in flight across the abort. Everything runs on one thread, so the threading contract
+// (core/owner_thread.h: one owner thread per component) holds trivially.
+//
+// The protocol shown: decode pre-allocates destination pages and publishes them; prefill opens
+// the request and queues a chunk; decode aborts (the client went away) while the chunk is in
+// flight; prefill takes the ABORT, fails the request and closes its room, but owes the
+// drain-ACK until the copy has ended; the copy ends, prefill's poll sends the ACK; decode
+// counts it and only then frees its pages. Exit 0 when that held, 1 otherwise.
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "core/decode_receiver.h"
+#include "core/events.h"
+#include "core/page_ledger.h"
+#include "core/ports.h"
+#include "core/prefill_sender.h"
+#include "core/room_lifetimes.h"
+#include "core/transfer_status_table.h"
+
+namespace core = kvsim::core;
+
+namespace {
+
+constexpr core::rank_id prefill_rank = 0;
+constexpr core::rank_id decode_rank = 1;
+
+// --- the ports: what the engine provides ---------------------------------------------------
+
+// Every decision of the core arrives here as a typed event; describe() prints one line.
+class printing_sink : public core::event_sink {
+ public:
+  void emit(const core::event& e) override {
+    std::printf("  event: %s\n", core::describe(e).c_str());
+  }
+};
+
+// Copies that end only when the program calls finish_all(): the chunk stays in flight for as long
+// as the example needs it to. A real engine wraps its transport (NIXL, Mooncake, NCCL) here.
+class manual_transfers : public core::transfer_engine {
+ public:
+  core::transfer_handle submit(const core::transfer_request&) override {
+    state_.push_back(core::transfer_poll::in_flight);
+    return state_.size() - 1;
+  }
+  core::transfer_poll poll(core::transfer_handle h) override { return state_.at(h); }
+  bool cancel(core::transfer_handle) override { return false; }  // cannot confirm: say so
+  void finish_all() {
+    for (auto& s : state_) s = core::transfer_poll::succeeded;
+  }
+  bool any_in_flight() const {
+    for (auto s : state_) {
+      if (s == core::transfer_poll::in_flight) return true;
+    }
+    return false;
+  }
+
+ private:
+  std::vector<core::transfer_poll> state_;
+};
+
+// One queue per rank. A real engine's messenger is its control connection (TCP, ZMQ), and
+// its reader thread hands each message to the rank's owner thread, which calls the core.
+struct network {
+  std::map<core::rank_id, std::deque<core::control_message>> queues;
+  const manual_transfers* transfers = nullptr;
+  int acks_while_copying = 0;  // drain-ACKs sent while a copy was still in flight: must stay 0
+};
+
+class queue_messenger : public core::messenger {
+ public:
+  queue_messenger(network& net, core::rank_id self) : net_(net), self_(self) {}
+  void send(core::rank_id to, const core::control_message& m) override {
+    if (m.kind == core::control_kind::abort_ack && net_.transfers->any_in_flight()) {
+      ++net_.acks_while_copying;
+    }
+    net_.queues[to].push_back(m);
+  }
+  // The core never calls it; this program delivers with next(). On one thread a blocking
+  // receive on an empty queue would wait forever, so it refuses instead.
+  core::control_message receive() override {
+    if (auto m = next()) return *m;
+    std::fprintf(stderr, "abort_example: receive() on an empty queue\n");
+    std::abort();
+  }
+  std::optional<core::control_message> next() {
+    auto& q = net_.queues[self_];
+    if (q.empty()) return std::nullopt;
+    core::control_message m = q.front();
+    q.pop_front();
+    return m;
+  }
+
+ private:
+  network& net_;
+  core::rank_id self_;
+};
+
+struct fixed_clock : core::clock {
+  std::uint64_t now_us() const override { return 0; }
+};
+struct all_alive : core::peer_liveness {
+  core::peer_state state(core::rank_id) const override { return core::peer_state::alive; }
+};
+
+struct ports {
+  printing_sink events;
+  manual_transfers transfers;
+  network net;
+  queue_messenger prefill_messenger{net, prefill_rank};
+  queue_messenger decode_messenger{net, decode_rank};
+  fixed_clock time;
+  all_alive peers;
+};
+
+// --- SETUP: the only place that constructs core objects ----------------------------------
+// The core's constructors are still changing (issue 12); adapt here and nowhere else.
+struct prefill_side {
+  std::unique_ptr<core::page_ledger> ledger;
+  std::unique_ptr<core::room_lifetimes> lifetimes;
+  std::unique_ptr<core::transfer_status_table> statuses;
+  std::unique_ptr<core::abort_token_verifier> tokens;
+  std::unique_ptr<core::prefill_sender> sender;
+};
+struct decode_side {
+  std::unique_ptr<core::page_ledger> ledger;
+  std::unique_ptr<core::abort_token_issuer> issuer;
+  std::unique_ptr<core::abort_token_verifier> tokens;
+  std::unique_ptr<core::decode_receiver> receiver;
+};
+
+void setup(ports& p, prefill_side& prefill, decode_side& decode) {
+  // One secret per cluster, shared by every rank; a deployment draws it at random and
+  // distributes it (a constant here only so the run is reproducible).
+  core::cluster_key key;
+  key.bytes.fill(0x5a);
+  const core::variant safe = core::variant::safe();  // production: every historical bug off
+
+  prefill.ledger = std::make_unique<core::page_ledger>(prefill_rank, 16, p.events);
+  prefill.lifetimes = std::make_unique<core::room_lifetimes>(prefill_rank, p.events, 1024);
+  prefill.statuses = std::make_unique<core::transfer_status_table>(prefill_rank, p.events);
+  prefill.tokens = std::make_unique<core::abort_token_verifier>(prefill_rank, key, p.events);
+  prefill.sender = std::make_unique<core::prefill_sender>(
+      prefill_rank, core::prefill_ports{p.transfers, p.prefill_messenger, p.events},
+      core::prefill_state{*prefill.ledger, *prefill.lifetimes, *prefill.statuses, *prefill.tokens},
+      safe);
+
+  decode.ledger = std::make_unique<core::page_ledger>(decode_rank, 8, p.events);
+  decode.issuer = std::make_unique<core::abort_token_issuer>(decode_rank, key, p.events);
+  decode.tokens = std::make_unique<core::abort_token_verifier>(decode_rank, key, p.events);
+  decode.receiver = std::make_unique<core::decode_receiver>(
+      decode_rank, core::decode_ports{p.decode_messenger, p.time, p.events, p.peers},
+      core::decode_state{*decode.ledger, *decode.issuer, *decode.tokens}, safe);
+}
+// --- end of SETUP --------------------------------------------------------------------------
+
+void step(const char* what) { std::printf("\n== %s\n", what); }
+
+int refused(const char* what) {
+  std::fprintf(stderr, "abort_example: %s was refused\n", what);
+  return 1;
+}
+
+}  // namespace
+
+int main() {
+  ports p;
+  p.net.transfers = &p.transfers;
+  prefill_side prefill;
+  decode_side decode;
+  setup(p, prefill, decode);
+  // A request is one (room, generation): room ids are reused, so the generation tells apart
+  // two requests that share a room id.
+  const core::room_key request{42, 1};
+  std::map<core::room_key, std::vector<core::page_index>> destination;  // prefill's copy of it
+
+  // Delivers every queued message to the component that handles it (the engine's reader).
+  // The sender does not read metadata: the engine keeps decode's destination pages itself.
+  const auto deliver = [&] {
+    while (auto m = p.prefill_messenger.next()) {
+      if (m->kind == core::control_kind::metadata) destination[m->key] = m->pages;
+      if (m->kind == core::control_kind::abort) prefill.sender->on_abort(*m);
+    }
+    while (auto m = p.decode_messenger.next()) decode.receiver->on_message(*m);
+  };
+
+  step("decode: pre-allocate destination pages, publish them to prefill");
+  if (!decode.receiver->prealloc(request, 4, {prefill_rank})) return refused("prealloc");
+  decode.receiver->publish(request);
+  deliver();
+
+  step("prefill: allocate source pages, open the request, queue one chunk");
+  const auto source = prefill.ledger->allocate(request, 4);
+  if (!source) return refused("allocate");
+  if (!prefill.sender->open(request, source.value())) return refused("open");
+  if (!prefill.sender->send_chunk(request, decode_rank, source.value(), destination.at(request),
+                                  /*siblings=*/1)) {
+    return refused("send_chunk");
+  }
+
+  step("decode: the client went away, abort while the chunk is being copied");
+  decode.receiver->abort(request, std::nullopt);
+  deliver();  // prefill takes the ABORT: Failed, room closed, ACK target registered
+
+  step("prefill: the scheduler is done with the request and polls; the copy still runs");
+  // Giving the source pages back is safe at any time: the ledger retires pages a transfer
+  // still reads and frees them when its lease ends. The poll sends no drain-ACK: the room is
+  // closed but not drained.
+  prefill.sender->finish(request);
+  prefill.sender->poll();
+  deliver();
+  const bool source_retiring = prefill.ledger->retiring_count() == 4;
+  const bool pages_held = decode.ledger->free_count() < decode.ledger->pages_total();
+
+  step("the transport reports the copy finished");
+  p.transfers.finish_all();
+
+  step("prefill: poll joins the chunk, frees the source, sends the drain-ACK; decode frees");
+  prefill.sender->poll();
+  deliver();  // decode counts the ACK and only now frees its destination pages
+
+  step("checks");
+  bool ok = true;
+  const auto check = [&](bool good, const char* what) {
+    std::printf("  %s: %s\n", good ? "ok  " : "FAIL", what);
+    ok = ok && good;
+  };
+  check(p.net.acks_while_copying == 0, "no drain-ACK went out while the copy was in flight");
+  check(pages_held, "decode kept its pages while the copy was in flight");
+  check(source_retiring, "prefill's source pages retired, not freed, while being read");
+  check(decode.receiver->finished(request), "decode finished the request");
+  check(decode.ledger->free_count() == decode.ledger->pages_total(), "decode: every page free");
+  check(prefill.ledger->free_count() == prefill.ledger->pages_total(), "prefill: every page free");
+  check(decode.ledger->check_consistency().empty() && prefill.ledger->check_consistency().empty(),
+        "both ledgers consistent");
+  return ok ? 0 : 1;
+}
