@@ -7,8 +7,14 @@
 
 namespace kvsim::core {
 
-decode_receiver::decode_receiver(rank_id rank, decode_ports ports, decode_state state, variant v)
-    : rank_(rank), ports_(ports), state_(state), variant_(v) {}
+decode_receiver::decode_receiver(rank_id rank, decode_ports ports, decode_state state, variant v,
+                                 decode_limits limits)
+    : rank_(rank),
+      ports_(ports),
+      state_(state),
+      variant_(v),
+      finished_(limits.finished_remembered),
+      early_order_(limits.early_requests_held) {}
 
 void decode_receiver::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
 
@@ -16,12 +22,13 @@ std::optional<std::vector<page_index>> decode_receiver::prealloc(room_key key,
                                                                  std::uint32_t pages,
                                                                  std::vector<rank_id> prefill_ranks) {
   owner_.check();
-  if (requests_.contains(key)) return std::nullopt;
+  if (requests_.contains(key) || finished_.contains(key)) return std::nullopt;
   auto allocated = state_.ledger.allocate(key, pages);
   if (!allocated) return std::nullopt;
   request r;
   r.pages = allocated.value();
   r.prefill_ranks = std::move(prefill_ranks);
+  for (rank_id prefill : r.prefill_ranks) waiting_on_[prefill].insert(key);
   requests_.emplace(key, std::move(r));
   return requests_.at(key).pages;
 }
@@ -32,6 +39,37 @@ void decode_receiver::publish(room_key key) {
   for (rank_id prefill : r.prefill_ranks) {
     ports_.control.send(prefill,
                         control_message{control_kind::metadata, rank_, key, std::nullopt, r.pages, {}});
+  }
+  deliver_early(key);
+}
+
+// A message for a request not registered here: a transport may deliver a prefill rank's
+// outcome before this rank preallocated the request (the prefill failed it early). Held until
+// the request is published, one per (kind, sender), for a bounded number of requests.
+void decode_receiver::hold_early(const control_message& message) {
+  if (const auto evicted = early_order_.insert(message.key)) {
+    const auto dropped = early_.find(*evicted);
+    emit(early_messages_dropped{*evicted, static_cast<std::uint32_t>(dropped->second.size())});
+    early_.erase(dropped);
+  }
+  early_[message.key].insert_or_assign({message.kind, message.from}, message);
+}
+
+void decode_receiver::deliver_early(room_key key) {
+  // Older generations of this room will never register here now: what they hold is dropped.
+  for (const room_key& old : early_order_.erase_older(key.room, key.generation)) {
+    const auto dropped = early_.find(old);
+    emit(early_messages_dropped{old, static_cast<std::uint32_t>(dropped->second.size())});
+    early_.erase(dropped);
+  }
+  const auto held = early_.find(key);
+  if (held == early_.end()) return;
+  const auto messages = std::move(held->second);
+  early_.erase(held);
+  early_order_.erase(key);
+  for (const auto& [from, message] : messages) {
+    if (!requests_.contains(key)) return;  // an earlier one finished it
+    on_progress(message);
   }
 }
 
@@ -48,6 +86,7 @@ void decode_receiver::arm_and_send_abort(room_key key, std::optional<std::uint64
   r.token = state_.issuer.issue(key);
   r.now = phase::aborting;
   r.deadline_us = deadline_us;
+  if (deadline_us) deadlines_.emplace(*deadline_us, key);
   emit(abort_armed{key, r.prefill_ranks, r.token->nonce});
   const abort_token token = *r.token;
   const std::vector<rank_id> targets = r.prefill_ranks;
@@ -67,17 +106,28 @@ void decode_receiver::on_message(const control_message& message) {
     case control_kind::abort_ack:
       on_ack(message);
       return;
-    case control_kind::chunk_ready: {
-      const auto it = requests_.find(message.key);
-      if (it != requests_.end()) it->second.ready.insert(message.from);
+    case control_kind::chunk_ready:
+    case control_kind::status:
+      if (requests_.contains(message.key)) {
+        on_progress(message);
+      } else if (!finished_.contains(message.key)) {
+        hold_early(message);
+      }  // else: late news of a request that is over
       return;
-    }
+    case control_kind::metadata:
+    case control_kind::abort:
+      return;  // not for decode
+  }
+}
+
+void decode_receiver::on_progress(const control_message& message) {
+  request& r = requests_.at(message.key);
+  switch (message.kind) {
+    case control_kind::chunk_ready:
+      r.ready.insert(message.from);
+      return;
     case control_kind::status: {
-      const auto it = requests_.find(message.key);
-      if (it == requests_.end() || message.status != kv_status::failed ||
-          it->second.now != phase::transferring) {
-        return;
-      }
+      if (message.status != kv_status::failed || r.now != phase::transferring) return;
       // Prefill failed on its own (B8). The fix still drains: abort, wait for every ACK.
       if (variant_.has(bug::b8_local_failure_release)) {
         release(message.key, release_reason::local_failure, request_outcome::failed);
@@ -88,7 +138,8 @@ void decode_receiver::on_message(const control_message& message) {
     }
     case control_kind::metadata:
     case control_kind::abort:
-      return;  // not for decode
+    case control_kind::abort_ack:
+      return;  // not progress
   }
 }
 
@@ -152,23 +203,25 @@ void decode_receiver::hold_pages(room_key key) {
 
 void decode_receiver::check_peers() {
   owner_.check();
-  std::vector<room_key> open;
-  for (const auto& [key, r] : requests_) {
-    if (r.now != phase::done) open.push_back(key);
+  // Only requests that wait on a rank that is not alive have anything to do: O(peers) when
+  // every peer lives. They are handled in key order, as one scan of all of them would.
+  std::set<room_key> touched;
+  for (const auto& [peer, keys] : waiting_on_) {
+    if (ports_.peers.state(peer) != peer_state::alive) touched.insert(keys.begin(), keys.end());
   }
-  for (const room_key& key : open) {
+  for (const room_key& key : touched) {
+    if (!requests_.contains(key)) continue;
     const std::vector<rank_id> expected = requests_.at(key).prefill_ranks;
     for (rank_id peer : expected) {
+      if (!requests_.contains(key)) break;  // finished by an earlier peer's handling
       const request& r = requests_.at(key);
-      if (r.now == phase::done) break;
       const peer_state state = ports_.peers.state(peer);
       if (state == peer_state::alive || r.acked.contains(peer)) continue;
       // Its chunks all ended before it died: nothing of it can land in this request.
       if (r.now == phase::transferring && r.ready.contains(peer)) continue;
       if (!r.lost.contains(peer)) on_peer_lost(key, peer, state);
-      const request& now = requests_.at(key);
-      if (now.now == phase::done) break;
-      if (state == peer_state::torn_down && !now.torn_down.contains(peer)) {
+      if (!requests_.contains(key)) break;
+      if (state == peer_state::torn_down && !requests_.at(key).torn_down.contains(peer)) {
         count_teardown(key, peer);
       }
     }
@@ -186,7 +239,7 @@ void decode_receiver::on_peer_lost(room_key key, rank_id peer, peer_state state)
   }
   // It will never send its chunks: the request is over. The survivors drain as for any abort.
   if (requests_.at(key).now == phase::transferring) arm_and_send_abort(key, std::nullopt);
-  if (requests_.at(key).now == phase::done) return;  // B1 freed at the abort
+  if (!requests_.contains(key)) return;  // B1 freed at the abort
   if (state == peer_state::torn_down) {
     emit(peer_death_handled{key, peer, peer_death_action::already_torn_down});
     return;
@@ -208,11 +261,11 @@ void decode_receiver::count_teardown(room_key key, rank_id peer) {
 void decode_receiver::check_deadlines() {
   owner_.check();
   const std::uint64_t now = ports_.time.now_us();
-  std::vector<room_key> expired;
-  for (const auto& [key, r] : requests_) {
-    if (r.now == phase::aborting && r.deadline_us && now >= *r.deadline_us) expired.push_back(key);
-  }
-  for (const room_key& key : expired) {
+  while (!deadlines_.empty() && deadlines_.begin()->first <= now) {
+    const room_key key = deadlines_.begin()->second;
+    deadlines_.erase(deadlines_.begin());
+    KVSIM_INVARIANT(requests_.at(key).now == phase::aborting,
+                    "only an armed abort has a deadline pending");
     if (variant_.has(bug::b12_deadline_release)) {
       emit(deadline_expired{key, deadline_action::released});
       release(key, release_reason::deadline, request_outcome::aborted);
@@ -249,12 +302,19 @@ void decode_receiver::release(room_key key, release_reason reason, request_outco
   (void)state_.ledger.release_all(key);
   emit(request_finished{key, outcome});
   state_.tokens.forget(key);
+  // Forgotten: nothing of a finished request stays but its place among the recently finished.
+  if (r.deadline_us) deadlines_.erase({*r.deadline_us, key});
+  for (rank_id prefill : r.prefill_ranks) {
+    const auto waiting = waiting_on_.find(prefill);
+    if (waiting == waiting_on_.end()) continue;  // a rank named twice
+    waiting->second.erase(key);
+    if (waiting->second.empty()) waiting_on_.erase(waiting);
+  }
+  requests_.erase(key);
+  (void)finished_.insert(key);
 }
 
-bool decode_receiver::finished(room_key key) const {
-  const auto it = requests_.find(key);
-  return it != requests_.end() && it->second.now == phase::done;
-}
+bool decode_receiver::finished(room_key key) const { return finished_.contains(key); }
 
 bool decode_receiver::quarantined(room_key key) const {
   const auto it = requests_.find(key);

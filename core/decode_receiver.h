@@ -11,7 +11,14 @@
 // may still land; it counts the dead rank as drained only once the transport confirms the
 // connection torn down, and then confirms the quarantine and frees.
 //
-// Single-threaded per rank: the decode scheduler and the decode receiver thread call in turn.
+// Bounded: a request is forgotten when it finishes (a bounded record of the recently
+// finished ones answers finished() and drops their late messages); chunk_ready and status
+// messages that arrive before their request is registered are held, bounded, and delivered
+// when it is published (real transports deliver early and out of order). Per-call cost is
+// O(log n) in the live requests, plus the requests a dead peer or a passed deadline touches.
+//
+// Threading: one owner (core/owner_thread.h); the scheduler and the receiver loop of a real
+// engine hand their calls to it in turn.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -19,6 +26,7 @@
 #include <vector>
 
 #include "core/abort_token.h"
+#include "core/bounded_key_set.h"
 #include "core/owner_thread.h"
 #include "core/page_ledger.h"
 #include "core/ports.h"
@@ -39,14 +47,22 @@ struct decode_state {
   abort_token_verifier& tokens;
 };
 
+// How much the receiver remembers of requests that are not live.
+struct decode_limits {
+  std::uint32_t finished_remembered = 1024;  // finished() answers for the last these many
+  std::uint32_t early_requests_held = 256;   // requests with messages held before registration
+};
+
 class decode_receiver {
  public:
-  decode_receiver(rank_id rank, decode_ports ports, decode_state state, variant v);
+  decode_receiver(rank_id rank, decode_ports ports, decode_state state, variant v,
+                  decode_limits limits = {});
 
   // Destination pages for `key`, fed by `prefill_ranks`; empty when the pool is full.
   std::optional<std::vector<page_index>> prealloc(room_key key, std::uint32_t pages,
                                                   std::vector<rank_id> prefill_ranks);
-  void publish(room_key key);  // the pages, to every prefill rank
+  // The pages, to every prefill rank; then whatever arrived for `key` before it was known.
+  void publish(room_key key);
   // The client went away: arm, then send ABORT to every prefill rank.
   void abort(room_key key, std::optional<std::uint64_t> deadline_us);
   void on_message(const control_message& message);
@@ -62,9 +78,11 @@ class decode_receiver {
   void bind_owner(const thread_identity& identity) { owner_.bind(identity); }
   std::size_t request_count() const { return requests_.size(); }  // requests remembered now
 
-  bool finished(room_key key) const;
+  bool finished(room_key key) const;  // among the recently finished (decode_limits)
+  std::size_t early_held() const { return early_.size(); }  // requests with messages held
   bool aborting(room_key key) const;
   bool quarantined(room_key key) const;
+  // Pages of a live request (registered, not finished).
   const std::vector<page_index>& pages(room_key key) const { return requests_.at(key).pages; }
 
  private:
@@ -95,6 +113,9 @@ class decode_receiver {
   bool settled(const request& r) const;
   std::uint32_t settled_count(const request& r) const;
   void finish_abort(room_key key);
+  void on_progress(const control_message& message);  // chunk_ready or status of a live request
+  void hold_early(const control_message& message);
+  void deliver_early(room_key key);
   void release(room_key key, release_reason reason, request_outcome outcome);
   void emit(event_body body);
 
@@ -102,7 +123,13 @@ class decode_receiver {
   decode_ports ports_;
   decode_state state_;
   variant variant_;
-  std::map<room_key, request> requests_;
+  std::map<room_key, request> requests_;  // live: registered and not finished
+  bounded_key_set finished_;
+  // Messages about requests not registered yet, one per (kind, sender), and their age order.
+  std::map<room_key, std::map<std::pair<control_kind, rank_id>, control_message>> early_;
+  bounded_key_set early_order_;
+  std::set<std::pair<std::uint64_t, room_key>> deadlines_;  // aborting requests, soonest first
+  std::map<rank_id, std::set<room_key>> waiting_on_;        // live requests per prefill rank
   single_owner owner_;
 };
 

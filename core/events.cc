@@ -63,7 +63,11 @@ struct describer {
   }
   void operator()(const room_cleared& e) const { out << "room_cleared " << to_string(e.key); }
   void operator()(const tombstone_evicted& e) const {
-    out << "tombstone_evicted " << to_string(e.key);
+    out << "tombstone_evicted " << to_string(e.key) << " table="
+        << (e.table == tombstone_table::before_open ? "before_open" : "finished");
+  }
+  void operator()(const tombstone_retired& e) const {
+    out << "tombstone_retired " << to_string(e.key) << " opened=" << e.opened;
   }
   void operator()(const lifetime_refused& e) const {
     out << "lifetime_refused " << to_string(e.error) << " " << to_string(e.key);
@@ -112,6 +116,9 @@ struct describer {
   }
   void operator()(const deadline_expired& e) const {
     out << "deadline_expired " << to_string(e.key) << " action=" << to_string(e.action);
+  }
+  void operator()(const early_messages_dropped& e) const {
+    out << "early_messages_dropped " << to_string(e.key) << " messages=" << e.messages;
   }
   void operator()(const request_finished& e) const {
     out << "request_finished " << to_string(e.key) << " outcome=" << to_string(e.outcome);

@@ -85,8 +85,21 @@ struct chunk_released {
 struct room_cleared {
   room_key key;
 };
+// Which of the room table's two tombstone tables (core/room_lifetimes.h) a tombstone is in.
+enum class tombstone_table : std::uint8_t {
+  before_open,  // an ABORT came before the open: refuses that generation's late sender (B10)
+  finished,     // an aborted incarnation that is over: refuses its reopen
+};
+// A full table made room for a new tombstone by dropping its oldest.
 struct tombstone_evicted {
   room_key key;
+  tombstone_table table = tombstone_table::before_open;
+};
+// A before-open tombstone that has nothing left to stop: a newer generation of its room
+// opened on this rank, so its own generation can no longer arrive.
+struct tombstone_retired {
+  room_key key;
+  generation_t opened = 0;  // the generation whose open retired it
 };
 // Refusals of the lifetime tracker: admission after close, a late open, misuse.
 struct lifetime_refused {
@@ -191,6 +204,13 @@ struct request_finished {
   room_key key;
   request_outcome outcome = request_outcome::succeeded;
 };
+// Decode held messages about a request it had not registered yet (a transport delivers
+// early and out of order) and let them go undelivered: the buffer was full and these were
+// the oldest, or a newer generation of the room registered, so this one never will.
+struct early_messages_dropped {
+  room_key key;
+  std::uint32_t messages = 0;
+};
 
 // --- peer death and unconfirmed transports ---------------------------------------------------
 enum class peer_death_action : std::uint8_t {
@@ -270,7 +290,7 @@ using event_body =
     std::variant<pages_allocated, allocation_refused, lease_started, lease_ended, lease_quarantined,
                  quarantine_confirmed, release_requested, page_freed, ledger_misuse,
                  room_opened, room_closed, chunk_admitted, chunk_released, room_cleared,
-                 tombstone_evicted, lifetime_refused, status_changed, status_update_ignored,
+                 tombstone_evicted, tombstone_retired, lifetime_refused, status_changed, status_update_ignored,
                  status_forgotten,
                  token_issued, token_accepted, token_rejected, abort_armed,
                  ack_target_registered, drain_ack_sent, drain_ack_counted,
@@ -278,7 +298,7 @@ using event_body =
                  prefetch_registered, prefetch_erased, prefetch_classified, prefetch_agreed,
                  prefetch_revoked, host_pages_allocated, host_pages_freed, prefetch_lock_taken,
                  prefetch_lock_released, prefetch_drained, peer_death_handled, teardown_counted,
-                 transfer_unconfirmed>;
+                 transfer_unconfirmed, early_messages_dropped>;
 
 struct event {
   rank_id rank = 0;  // the rank whose component decided

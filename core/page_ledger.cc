@@ -1,6 +1,7 @@
 #include "core/page_ledger.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 #include "core/invariant.h"
@@ -35,6 +36,7 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate(room_key own
   for (std::uint32_t i = 0; i < count; ++i) {
     const page_index page = take_free_page();
     pages_[page].owner = owner;
+    owned_by_[owner].insert(page);
     taken.push_back(page);
   }
   emit(pages_allocated{owner, taken});
@@ -114,8 +116,10 @@ status<ledger_error> page_ledger::release(room_key owner, std::span<const page_i
 
 status<ledger_error> page_ledger::release_all(room_key owner) {
   std::vector<page_index> pages;
-  for (page_index page = 0; page < pages_total(); ++page) {
-    if (pages_[page].owner == owner && !pages_[page].retiring) pages.push_back(page);
+  if (const auto owned = owned_by_.find(owner); owned != owned_by_.end()) {
+    for (page_index page : owned->second) {
+      if (!pages_[page].retiring) pages.push_back(page);
+    }
   }
   if (pages.empty()) return done{};
   return release(owner, pages);
@@ -156,11 +160,9 @@ bool page_ledger::is_retiring(page_index page) const {
 }
 
 std::vector<page_index> page_ledger::pages_of(room_key owner) const {
-  std::vector<page_index> owned;
-  for (page_index page = 0; page < pages_total(); ++page) {
-    if (pages_[page].owner == owner) owned.push_back(page);
-  }
-  return owned;
+  const auto owned = owned_by_.find(owner);
+  if (owned == owned_by_.end()) return {};
+  return {owned->second.begin(), owned->second.end()};
 }
 
 std::vector<std::string> page_ledger::check_consistency() const {
@@ -219,12 +221,12 @@ std::vector<std::string> page_ledger::check_consistency() const {
 std::optional<ledger_error> page_ledger::validate_page_list(
     std::span<const page_index> pages, std::optional<page_index>& culprit) const {
   if (pages.empty()) return ledger_error::empty_request;
-  std::vector<bool> seen(pages_.size(), false);
+  // The request's own pages, not a pool-sized bitmap: O(k log k) for k pages, whatever the pool.
+  std::set<page_index> seen;
   for (page_index page : pages) {
     culprit = page;
     if (page >= pages_total()) return ledger_error::page_out_of_range;
-    if (seen[page]) return ledger_error::duplicate_page;
-    seen[page] = true;
+    if (!seen.insert(page).second) return ledger_error::duplicate_page;
   }
   culprit.reset();
   return std::nullopt;
@@ -285,6 +287,10 @@ void page_ledger::free_page(page_index page) {
   page_record& record = pages_[page];
   KVSIM_INVARIANT(record.owner.has_value(), "freeing a page that has no owner");
   const room_key previous_owner = *record.owner;
+  const auto owned = owned_by_.find(previous_owner);
+  KVSIM_INVARIANT(owned != owned_by_.end() && owned->second.erase(page) == 1,
+                  "a page being freed is in its owner's index");
+  if (owned->second.empty()) owned_by_.erase(owned);
   record.owner.reset();
   record.retiring = false;
   free_list_.push_back(page);

@@ -14,6 +14,7 @@
 #include <deque>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -112,6 +113,9 @@ class page_ledger {
   std::vector<page_record> pages_;
   std::deque<page_index> free_list_;
   std::map<lease_id, lease_record> leases_;  // ordered by id: deterministic iteration
+  // The pages each owner holds (retiring ones included): release_all and pages_of cost
+  // O(k log n) for the owner's k pages, not a scan of the pool.
+  std::map<room_key, std::set<page_index>> owned_by_;
   lease_id next_lease_ = 1;                  // ids are never reused, so a stale id is detected
 };
 

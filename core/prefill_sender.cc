@@ -15,15 +15,22 @@ prefill_sender::prefill_sender(rank_id rank, prefill_ports ports, prefill_state 
 
 void prefill_sender::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
 
-bool prefill_sender::open(room_key key, std::span<const page_index> source_pages) {
+bool prefill_sender::open(room_key key, std::span<const page_index> source_pages,
+                          std::span<const rank_id> decode_ranks) {
   owner_.check();
-  if (!state_.lifetimes.open(key)) {
-    // Refused (aborted before it existed): the request is over on this rank before it began.
+  const auto opened = state_.lifetimes.open(key);
+  if (!opened) {
+    // Open already: a second open is the caller's mistake and changes nothing (the refusal is
+    // the table's event). Tombstoned: aborted before it existed, so the request is over on
+    // this rank before it began, and every decode rank waiting for it hears it failed.
+    if (opened.error() != lifetime_error::tombstoned) return false;
     emit(request_finished{key, request_outcome::aborted});
+    for (rank_id decode : decode_ranks) send_outcome(key, decode, true);
     return false;
   }
-  rooms_[key] = room{};
-  rooms_[key].source_pages.assign(source_pages.begin(), source_pages.end());
+  room& r = rooms_[key];
+  r.source_pages.assign(source_pages.begin(), source_pages.end());
+  r.decode_ranks.assign(decode_ranks.begin(), decode_ranks.end());
   state_.statuses.update(key, kv_status::bootstrapping);
   return true;
 }
@@ -117,8 +124,9 @@ void prefill_sender::poll() {
         c.ended[si] = true;
         if (failed) {
           c.failed = true;
-          r.any_failed = true;
-          state_.statuses.update(key, kv_status::failed);
+          // The request has failed: like fail(), the room stops admitting, so no chunk queued
+          // after this one writes for a request that is already over.
+          fail(key);
           // Historical: the first failing future returns and the chunk is given up (B4).
           if (variant_.has(bug::b4_first_sibling_returns)) release_chunk(key, c);
         }
@@ -233,10 +241,31 @@ void prefill_sender::finish(room_key key) {
   forget_if_done(key);
 }
 
+// What the request came to, told to every decode rank that waits for it (SGLang's and
+// Mooncake's prefill report the transfer's status to decode): chunk_ready once the last chunk
+// ended, a failed status otherwise, so that a decode rank that did not abort itself still
+// drains (it aborts and waits for every drain-ACK) before it frees.
+void prefill_sender::send_outcome(room_key key, rank_id decode, bool failed) {
+  const control_message outcome =
+      failed ? control_message{control_kind::status, rank_, key, std::nullopt, {}, kv_status::failed}
+             : control_message{control_kind::chunk_ready, rank_, key, std::nullopt, {}, {}};
+  ports_.control.send(decode, outcome);
+}
+
+bool prefill_sender::failed(room_key key, const room& r) const {
+  return r.any_failed || state_.lifetimes.is_closed(key) ||
+         state_.statuses.get(key) == kv_status::failed;
+}
+
 void prefill_sender::forget_if_done(room_key key) {
   const auto it = rooms_.find(key);
   if (it == rooms_.end() || !it->second.finished || in_flight(key)) return;
-  if (!it->second.ack_targets.empty()) return;
+  room& r = it->second;
+  if (!r.outcome_sent) {
+    r.outcome_sent = true;
+    for (rank_id decode : r.decode_ranks) send_outcome(key, decode, failed(key, r));
+  }
+  if (!r.ack_targets.empty()) return;
   const bool failed = it->second.any_failed || state_.statuses.get(key) == kv_status::failed;
   (void)state_.lifetimes.clear(key);
   state_.statuses.erase(key);

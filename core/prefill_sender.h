@@ -44,8 +44,12 @@ class prefill_sender {
   prefill_sender(rank_id rank, prefill_ports ports, prefill_state state, variant v);
 
   // The sender for `key` exists from here; false when an ABORT came first (tombstone), and
-  // then the request is finished on this rank.
-  bool open(room_key key, std::span<const page_index> source_pages);
+  // then the request is finished on this rank, or when it is open already (nothing changes).
+  // `decode_ranks` wait for this request: once it is over here (finish() called and nothing
+  // in flight) each hears the outcome, chunk_ready or a failed status. A caller that reports
+  // outcomes itself passes none.
+  bool open(room_key key, std::span<const page_index> source_pages,
+            std::span<const rank_id> decode_ranks = {});
   // Queues one chunk to `decode_rank`, split into `siblings` futures. False when the room no
   // longer admits chunks (closed by an abort) or was never opened.
   bool send_chunk(room_key key, rank_id decode_rank, std::span<const page_index> source_pages,
@@ -56,7 +60,8 @@ class prefill_sender {
   void on_abort(const control_message& abort);
   // A failure decode did not start (transport error, heartbeat loss): Failed, closed.
   void fail(room_key key);
-  // The scheduler is done with `key`: give source pages back; forget the room once drained.
+  // The scheduler is done with `key` (no more chunks): give source pages back; once nothing
+  // is in flight, tell the decode ranks the outcome and forget the room.
   void finish(room_key key);
 
   // From now on only the calling thread may call this sender (core/owner_thread.h).
@@ -88,14 +93,18 @@ class prefill_sender {
     std::vector<ack_target> ack_targets;
     std::map<rank_id, std::size_t> pages_queued;  // per decode rank, over all chunks
     std::set<rank_id> cleared_for;                 // B7 only: transfer info dropped early
+    std::vector<rank_id> decode_ranks;             // told the outcome when it is over
     bool any_failed = false;
     bool finished = false;
+    bool outcome_sent = false;
   };
 
   void release_chunk(room_key key, chunk& c);
   void quarantine_chunk(room_key key, chunk& c);
   void send_due_acks(room_key key);
   void send_ack(room_key key, const ack_target& target);
+  void send_outcome(room_key key, rank_id decode, bool failed);
+  bool failed(room_key key, const room& r) const;
   void forget_if_done(room_key key);
   void emit(event_body body);
 

@@ -7,24 +7,34 @@
 namespace kvsim::core {
 
 room_lifetimes::room_lifetimes(rank_id rank, event_sink& sink, std::uint32_t tombstones_max)
-    : rank_(rank), sink_(sink), tombstones_max_(tombstones_max) {
-  // A zero-sized table would make every close-before-open a silent no-op: refuse to exist.
-  KVSIM_INVARIANT(tombstones_max > 0, "room_lifetimes needs room for at least one tombstone");
-}
+    : room_lifetimes(rank, sink, tombstones_max, tombstones_max) {}
+
+room_lifetimes::room_lifetimes(rank_id rank, event_sink& sink, std::uint32_t before_open_max,
+                               std::uint32_t finished_max)
+    : rank_(rank), sink_(sink), before_open_(before_open_max), finished_(finished_max) {}
 
 status<lifetime_error> room_lifetimes::open(room_key key) {
-  if (tombstones_.contains(key)) return refuse(lifetime_error::tombstoned, key);
+  if (before_open_.erase(key)) {
+    // The late sender B10's tombstone exists for: refused, and its incarnation is over.
+    const auto refused = refuse(lifetime_error::tombstoned, key);
+    add_tombstone(finished_, tombstone_table::finished, key);
+    return refused;
+  }
+  if (finished_.contains(key)) return refuse(lifetime_error::tombstoned, key);
   if (rooms_.contains(key)) return refuse(lifetime_error::already_open, key);
   rooms_.emplace(key, room_state{});
   emit(room_opened{key});
+  // Older generations of this room can no longer open here: their tombstones are done.
+  for (const room_key& old : before_open_.erase_older(key.room, key.generation)) {
+    emit(tombstone_retired{old, key.generation});
+  }
   return done{};
 }
 
 status<lifetime_error> room_lifetimes::try_acquire(room_key key) {
   const auto it = rooms_.find(key);
   if (it == rooms_.end()) {
-    return refuse(tombstones_.contains(key) ? lifetime_error::room_closed
-                                            : lifetime_error::unknown_room,
+    return refuse(is_tombstoned(key) ? lifetime_error::room_closed : lifetime_error::unknown_room,
                   key);
   }
   if (it->second.closed) return refuse(lifetime_error::room_closed, key);
@@ -49,8 +59,8 @@ status<lifetime_error> room_lifetimes::close(room_key key) {
     emit(room_closed{key, it->second.pending_leases, false});
     return done{};
   }
-  if (!tombstones_.contains(key)) add_tombstone(key);
   emit(room_closed{key, 0, true});
+  if (!is_tombstoned(key)) add_tombstone(before_open_, tombstone_table::before_open, key);
   return done{};
 }
 
@@ -61,7 +71,7 @@ status<lifetime_error> room_lifetimes::clear(room_key key) {
   const bool was_closed = it->second.closed;
   rooms_.erase(it);
   emit(room_cleared{key});
-  if (was_closed) add_tombstone(key);
+  if (was_closed) add_tombstone(finished_, tombstone_table::finished, key);
   return done{};
 }
 
@@ -73,7 +83,7 @@ bool room_lifetimes::is_admitting(room_key key) const {
 bool room_lifetimes::is_closed(room_key key) const {
   const auto it = rooms_.find(key);
   if (it != rooms_.end()) return it->second.closed;
-  return tombstones_.contains(key);
+  return is_tombstoned(key);
 }
 
 std::uint32_t room_lifetimes::pending_leases(room_key key) const {
@@ -81,17 +91,10 @@ std::uint32_t room_lifetimes::pending_leases(room_key key) const {
   return it == rooms_.end() ? 0 : it->second.pending_leases;
 }
 
-void room_lifetimes::add_tombstone(room_key key) {
-  if (tombstones_.size() >= tombstones_max_) {
-    const room_key oldest = tombstone_order_.front();
-    tombstone_order_.pop_front();
-    tombstones_.erase(oldest);
-    emit(tombstone_evicted{oldest});
-  }
-  tombstones_.insert(key);
-  tombstone_order_.push_back(key);
-  KVSIM_INVARIANT(tombstones_.size() == tombstone_order_.size(),
-                  "tombstone set and eviction order disagree");
+// The decision that adds a tombstone is emitted first; an eviction it causes follows it.
+void room_lifetimes::add_tombstone(bounded_key_set& table, tombstone_table which, room_key key) {
+  if (const auto evicted = table.insert(key)) emit(tombstone_evicted{*evicted, which});
+  KVSIM_INVARIANT(table.contains(key), "a tombstone just added is in its table");
 }
 
 status<lifetime_error> room_lifetimes::refuse(lifetime_error error, room_key key) {

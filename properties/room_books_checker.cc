@@ -15,6 +15,7 @@ bool is_table_decision(const core::event_body& body) {
          std::holds_alternative<core::room_closed>(body) ||
          std::holds_alternative<core::room_cleared>(body) ||
          std::holds_alternative<core::tombstone_evicted>(body) ||
+         std::holds_alternative<core::tombstone_retired>(body) ||
          std::holds_alternative<core::lifetime_refused>(body);
 }
 
@@ -60,7 +61,7 @@ std::optional<sim::finding> room_books_checker::check_read(const sim::room_table
   for (const auto& answer : read.rooms) {
     const auto room = t.rooms.find(answer.key);
     const bool tracked = room != t.rooms.end();
-    const bool tombstoned = t.tombstones.contains(answer.key);
+    const bool tombstoned = t.tombstoned(answer.key);
     const sim::room_table_read::room_answer books{
         answer.key,
         tracked,
@@ -99,6 +100,14 @@ std::optional<sim::finding> room_books_checker::decided(const core::event& what,
     t.careless_evidence.push_back(index);
     if (const auto* refused = std::get_if<core::lifetime_refused>(&what.body)) {
       t.careless_refusals.push_back(*refused);
+      // A refused open of a before-open tombstone is the one refusal that moves a tombstone
+      // (to the finished table); the eviction that may make room for it is owed, not a change.
+      if (refused->error == core::lifetime_error::tombstoned &&
+          t.before_open.keys.contains(refused->key)) {
+        consume(t, refused->key);
+      }
+    } else if (t.owed_eviction && std::holds_alternative<core::tombstone_evicted>(what.body)) {
+      if (const auto why = owed_decision(t, what)) t.careless_other.push_back(*why);
     } else {
       t.careless_other.push_back(core::describe(what));
     }
@@ -119,27 +128,12 @@ std::optional<sim::finding> room_books_checker::follow(table_model& t, const cor
                         std::move(evidence),
                         {}};
   };
-  if (t.owed_eviction) {
-    const core::room_key owed = *t.owed_eviction;
-    t.owed_eviction.reset();
-    const auto* evicted = std::get_if<core::tombstone_evicted>(&what.body);
-    if (evicted == nullptr || evicted->key != owed) {
-      return found("was full when a cleared room left its tombstone, but instead of evicting its "
-                   "oldest tombstone " + core::to_string(owed) + " it decided " +
-                       core::describe(what),
-                   {});
-    }
+  if (t.owed_eviction || !t.owed_retirements.empty()) {
+    if (const auto why = owed_decision(t, what)) return found(*why, {});
     return std::nullopt;
   }
-  if (t.early_eviction && !std::holds_alternative<core::room_closed>(what.body)) {
-    const auto [evicted, at] = *t.early_eviction;
-    t.early_eviction.reset();
-    return found("evicted the tombstone of " + core::to_string(evicted) + " but added none (next "
-                 "it decided " + core::describe(what) + ")",
-                 {at});
-  }
   if (const auto* opened = std::get_if<core::room_opened>(&what.body)) {
-    if (t.tombstones.contains(opened->key)) {
+    if (t.tombstoned(opened->key)) {
       return found("opened " + core::to_string(opened->key) + " over its tombstone", {});
     }
     const auto room = t.rooms.find(opened->key);
@@ -147,6 +141,17 @@ std::optional<sim::finding> room_books_checker::follow(table_model& t, const cor
       return found("opened " + core::to_string(opened->key) + " a second time", {room->second.since});
     }
     t.rooms.emplace(opened->key, room_model{false, 0, index});
+    // Older generations of the room can no longer open here: their before-open tombstones
+    // are retired next, in key order.
+    for (const core::room_key& old : t.before_open.keys) {
+      if (old.room == opened->key.room && old.generation < opened->key.generation) {
+        t.owed_retirements.emplace_back(old, opened->key.generation);
+      }
+    }
+    for (const auto& [old, generation] : t.owed_retirements) {
+      t.before_open.keys.erase(old);
+      std::erase(t.before_open.order, old);
+    }
   } else if (const auto* admitted = std::get_if<core::chunk_admitted>(&what.body)) {
     const auto room = t.rooms.find(admitted->key);
     if (room == t.rooms.end()) {
@@ -189,13 +194,6 @@ std::optional<sim::finding> room_books_checker::follow(table_model& t, const cor
                          std::to_string(r.pending_leases),
                      {r.since});
       }
-      if (t.early_eviction) {
-        const auto [evicted, at] = *t.early_eviction;
-        t.early_eviction.reset();
-        return found("evicted the tombstone of " + core::to_string(evicted) +
-                         " for the close of an open room, which adds none",
-                     {at});
-      }
       r.closed = true;
       r.since = index;
       return std::nullopt;
@@ -206,15 +204,7 @@ std::optional<sim::finding> room_books_checker::follow(table_model& t, const cor
                        " with " + std::to_string(closed->pending_leases) + " lease(s) pending",
                    {});
     }
-    if (t.tombstones.contains(closed->key)) {
-      if (!t.early_eviction) return std::nullopt;
-      const auto [evicted, at] = *t.early_eviction;
-      t.early_eviction.reset();
-      return found("evicted the tombstone of " + core::to_string(evicted) + " for a close of " +
-                       core::to_string(closed->key) + ", which was tombstoned already",
-                   {at});
-    }
-    return add_tombstone(t, rank, closed->key, true, step, index);
+    if (!t.tombstoned(closed->key)) add_tombstone(t, core::tombstone_table::before_open, closed->key);
   } else if (const auto* cleared = std::get_if<core::room_cleared>(&what.body)) {
     const auto room = t.rooms.find(cleared->key);
     if (room == t.rooms.end()) {
@@ -227,73 +217,77 @@ std::optional<sim::finding> room_books_checker::follow(table_model& t, const cor
     }
     const bool was_closed = room->second.closed;
     t.rooms.erase(room);
-    if (was_closed) return add_tombstone(t, rank, cleared->key, false, step, index);
+    if (was_closed) add_tombstone(t, core::tombstone_table::finished, cleared->key);
   } else if (const auto* evicted = std::get_if<core::tombstone_evicted>(&what.body)) {
     if (!t.tombstones_max) {  // no size known: follow the table, judge nothing
-      t.tombstones.erase(evicted->key);
-      std::erase(t.tombstone_order, evicted->key);
+      tombstone_model& table = evicted->table == core::tombstone_table::before_open ? t.before_open
+                                                                                     : t.finished;
+      table.keys.erase(evicted->key);
+      std::erase(table.order, evicted->key);
       return std::nullopt;
     }
-    if (t.early_eviction) {
-      return found("evicted two tombstones (" + core::to_string(t.early_eviction->first) + " and " +
-                       core::to_string(evicted->key) + ") for one insert",
-                   {t.early_eviction->second});
-    }
-    t.early_eviction = std::pair{evicted->key, index};
+    return found("evicted the tombstone of " + core::to_string(evicted->key) + " with no insert "
+                 "into a full table before it", {});
+  } else if (const auto* retired = std::get_if<core::tombstone_retired>(&what.body)) {
+    return found("retired the tombstone of " + core::to_string(retired->key) + " that no open of "
+                 "a newer generation of its room retires", {});
   } else if (const auto* refused = std::get_if<core::lifetime_refused>(&what.body)) {
     if (const auto why = refusal_disagrees(t, *refused)) return found(*why, {});
+    if (refused->error == core::lifetime_error::tombstoned &&
+        t.before_open.keys.contains(refused->key)) {
+      consume(t, refused->key);
+    }
   }
   return std::nullopt;
 }
 
-std::optional<sim::finding> room_books_checker::add_tombstone(table_model& t, core::rank_id rank,
-                                                              core::room_key key,
-                                                              bool eviction_came_first,
-                                                              std::uint64_t step,
-                                                              std::size_t index) {
-  std::optional<sim::finding> result;
-  const auto early = t.early_eviction;
-  t.early_eviction.reset();
-  if (t.tombstones_max && t.tombstones.size() >= *t.tombstones_max) {
-    const core::room_key oldest = t.tombstone_order.front();
-    t.tombstone_order.pop_front();
-    t.tombstones.erase(oldest);
-    if (!eviction_came_first) {
-      t.owed_eviction = oldest;
-    } else if (!early || early->first != oldest) {
-      std::vector<std::size_t> evidence{index};
-      if (early) evidence.insert(evidence.begin(), early->second);
-      result = sim::finding{
-          "I4",
-          "I4: " + table_of(rank) + " tombstoned " + core::to_string(key) + " at step " +
-              std::to_string(step) + " into a full table (" + std::to_string(*t.tombstones_max) +
-              " entries) but " +
-              (early ? "evicted " + core::to_string(early->first) + " instead of its oldest, " +
-                           core::to_string(oldest)
-                     : "evicted nothing (its oldest is " + core::to_string(oldest) + ")"),
-          std::move(evidence),
-          {}};
-    }
-  } else if (early && t.tombstones_max) {
-    result = sim::finding{"I4",
-                          "I4: " + table_of(rank) + " evicted the tombstone of " +
-                              core::to_string(early->first) + " to tombstone " +
-                              core::to_string(key) + " at step " + std::to_string(step) +
-                              " with " + std::to_string(t.tombstones.size()) + " of " +
-                              std::to_string(*t.tombstones_max) + " entries used",
-                          {early->second, index},
-                          {}};
+// The decision the table owes next (an eviction for the insert just made, or a retirement
+// for the open just made): nullopt when `what` is it.
+std::optional<std::string> room_books_checker::owed_decision(table_model& t,
+                                                             const core::event& what) {
+  if (t.owed_eviction) {
+    const auto [owed, table] = *t.owed_eviction;
+    t.owed_eviction.reset();
+    const auto* evicted = std::get_if<core::tombstone_evicted>(&what.body);
+    if (evicted != nullptr && evicted->key == owed && evicted->table == table) return std::nullopt;
+    return std::string("was full when it added a tombstone to its ") +
+           (table == core::tombstone_table::before_open ? "before-open" : "finished") +
+           " table, but instead of evicting that table's oldest, " + core::to_string(owed) +
+           ", it decided " + core::describe(what);
   }
-  t.tombstones.insert(key);
-  t.tombstone_order.push_back(key);
-  return result;
+  const auto [owed, generation] = t.owed_retirements.front();
+  t.owed_retirements.pop_front();
+  const auto* retired = std::get_if<core::tombstone_retired>(&what.body);
+  if (retired != nullptr && retired->key == owed && retired->opened == generation) return std::nullopt;
+  return "opened generation " + std::to_string(generation) + " of room " +
+         std::to_string(owed.room) + ", but instead of retiring the before-open tombstone of " +
+         core::to_string(owed) + " it decided " + core::describe(what);
+}
+
+void room_books_checker::add_tombstone(table_model& t, core::tombstone_table which,
+                                       core::room_key key) {
+  tombstone_model& table = which == core::tombstone_table::before_open ? t.before_open : t.finished;
+  if (t.tombstones_max && table.keys.size() >= *t.tombstones_max) {
+    const core::room_key oldest = table.order.front();
+    table.order.pop_front();
+    table.keys.erase(oldest);
+    t.owed_eviction = std::pair{oldest, which};
+  }
+  table.keys.insert(key);
+  table.order.push_back(key);
+}
+
+void room_books_checker::consume(table_model& t, core::room_key key) {
+  t.before_open.keys.erase(key);
+  std::erase(t.before_open.order, key);
+  add_tombstone(t, core::tombstone_table::finished, key);
 }
 
 std::optional<std::string> room_books_checker::refusal_disagrees(
     const table_model& t, const core::lifetime_refused& refusal) {
   const auto room = t.rooms.find(refusal.key);
   const bool tracked = room != t.rooms.end();
-  const bool tombstoned = t.tombstones.contains(refusal.key);
+  const bool tombstoned = t.tombstoned(refusal.key);
   const std::string what = "refused " + core::to_string(refusal.key) + " as " +
                            core::to_string(refusal.error) + ", but its events ";
   switch (refusal.error) {
@@ -331,12 +325,12 @@ std::optional<core::lifetime_error> room_books_checker::predict(
   const bool tracked = room != t.rooms.end();
   switch (call.call) {
     case sim::lifetime_call::open:
-      if (t.tombstones.contains(call.key)) return core::lifetime_error::tombstoned;
+      if (t.tombstoned(call.key)) return core::lifetime_error::tombstoned;
       if (tracked) return core::lifetime_error::already_open;
       return std::nullopt;
     case sim::lifetime_call::try_acquire:
       if (!tracked) {
-        return t.tombstones.contains(call.key) ? core::lifetime_error::room_closed
+        return t.tombstoned(call.key) ? core::lifetime_error::room_closed
                                                : core::lifetime_error::unknown_room;
       }
       if (room->second.closed) return core::lifetime_error::room_closed;

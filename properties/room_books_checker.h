@@ -9,10 +9,15 @@
 //   - a close reports the model's pending leases, and "before open" exactly when the model
 //     knows no open room (then it adds a tombstone unless one is there);
 //   - a room is cleared only with no lease pending; a closed one leaves a tombstone;
-//   - the tombstone table evicts exactly when an insert finds it full (its size comes from the
-//     world's sim::lifetimes_created), and evicts the oldest, as core/room_lifetimes.h
-//     promises: an engine sizes the table on that promise, and a table that evicts early or
-//     the wrong entry readmits the late sender B10's tombstone exists to stop;
+//   - tombstones live in two tables, as core/room_lifetimes.h promises: a close of a room
+//     never opened goes to the before-open table, a cleared closed room to the finished one;
+//     a refused open of a before-open tombstone moves it to the finished table; an open
+//     retires every before-open tombstone of an older generation of its room, right after
+//     it (tombstone_retired, in key order); each table evicts exactly when an insert finds
+//     it full (the size comes from the world's sim::lifetimes_created), evicts its oldest,
+//     and says so right after the insert. An engine sizes the tables on that promise, and a
+//     table that evicts early, the wrong entry, or lets other traffic push out a before-open
+//     tombstone readmits the late sender B10's tombstone exists to stop;
 //   - a refusal names a reason the model agrees with (a close-before-open refusal for a room
 //     the model never tombstoned is a report an operator would act on wrongly).
 // A careless caller (fault `misuse`) also calls the table wrongly between
@@ -50,31 +55,40 @@ class room_books_checker : public sim::checker {
     std::uint32_t pending_leases = 0;
     std::size_t since = 0;  // the event that last changed it
   };
+  // One tombstone table: its keys and their insertion order (the eviction rule).
+  struct tombstone_model {
+    std::set<core::room_key> keys;
+    std::deque<core::room_key> order;
+  };
   struct table_model {
     std::optional<std::uint32_t> tombstones_max;  // unknown: evictions are not judged
     std::map<core::room_key, room_model> rooms;
-    std::set<core::room_key> tombstones;
-    std::deque<core::room_key> tombstone_order;
-    // The eviction the table owes: after a clear that tombstoned into a full table, the next
-    // decision must evict this key.
-    std::optional<core::room_key> owed_eviction;
-    // An eviction seen before the close-before-open that must have caused it.
-    std::optional<std::pair<core::room_key, std::size_t>> early_eviction;
+    tombstone_model before_open;
+    tombstone_model finished;
+    // What the table owes right after an insert into a full table, or after an open that
+    // retires older generations' before-open tombstones: the next decisions must be these.
+    std::optional<std::pair<core::room_key, core::tombstone_table>> owed_eviction;
+    std::deque<std::pair<core::room_key, core::generation_t>> owed_retirements;
     // A careless call in flight: the predicted refusal and what the table decided inside.
     std::optional<sim::lifetime_misuse_attempted> careless;
     std::optional<core::lifetime_error> careless_expected;
     std::vector<std::size_t> careless_evidence;
     std::vector<core::lifetime_refused> careless_refusals;
     std::vector<std::string> careless_other;
+
+    bool tombstoned(core::room_key key) const {
+      return before_open.keys.contains(key) || finished.keys.contains(key);
+    }
   };
 
   std::optional<sim::finding> decided(const core::event& what, std::uint64_t step,
                                       std::size_t index);
   std::optional<sim::finding> follow(table_model& t, const core::event& what, std::uint64_t step,
                                      std::size_t index);
-  std::optional<sim::finding> add_tombstone(table_model& t, core::rank_id rank,
-                                            core::room_key key, bool eviction_came_first,
-                                            std::uint64_t step, std::size_t index);
+  static void add_tombstone(table_model& t, core::tombstone_table which, core::room_key key);
+  // The refused open of a before-open tombstone: its incarnation is over (finished table).
+  static void consume(table_model& t, core::room_key key);
+  static std::optional<std::string> owed_decision(table_model& t, const core::event& what);
   std::optional<sim::finding> check_read(const sim::room_table_read& read, std::uint64_t step,
                                          std::size_t index) const;
   std::optional<sim::finding> answered(const sim::lifetime_misuse_answered& answer,

@@ -100,7 +100,6 @@ struct transfer_world::parts {
     core::decode_receiver receiver;
     std::vector<std::size_t> gates_to_open;
     std::set<room_key> registered;                 // requests this rank has preallocated
-    std::deque<core::control_message> early;       // for requests it has not reached yet
     bool done = false;
   };
 
@@ -341,11 +340,10 @@ struct transfer_world::parts {
       // The scenario's point: the ABORT reaches prefill before its sender for the room exists.
       while (!me.aborts_seen.contains(key)) prefill_wait_news(p);
     }
-    if (!me.sender.open(key, source)) {
+    // The sender tells every decode rank the outcome itself, a refusal included (aborted
+    // before it existed: decode ranks that did not abort it still wait for it).
+    if (!me.sender.open(key, source, decode_ranks)) {
       (void)me.ledger.release_all(key);
-      // Refused (aborted before it existed): decode ranks that did not abort it themselves
-      // still wait for a transfer; the failure goes to them, and they drain as for any other.
-      send_outcome(p, key, true);
       return;
     }
     const bool fails_here = req.abort && req.origin == abort_origin::prefill;
@@ -386,9 +384,9 @@ struct transfer_world::parts {
     // A failure the scenario asks for always happens: if the transfers ended first, it lands
     // now, before the outcome goes out.
     if (fails_here && !failed_here) fail_here();
-    // The outcome goes to every decode rank: a failure is propagated, so that a decode rank
-    // that did not abort itself still drains before it frees (DOMAIN.md, the fixed protocol).
-    send_outcome(p, key, me.lifetimes.is_closed(key) || me.sender.chunk_failed(key));
+    // Done with the request: the sender gives the source back and, once nothing is in
+    // flight, tells every decode rank the outcome (a failure too, so that a decode rank that
+    // did not abort itself still drains before it frees: DOMAIN.md, the fixed protocol).
     me.sender.finish(key);
     while (me.sender.tracking(key)) {  // drain-ACKs still owed
       me.sender.poll();
@@ -407,17 +405,6 @@ struct transfer_world::parts {
     last->second = now;
     if (now) me.status_seen.insert(key);
     world.emit(sim::status_read{p, key, now});
-  }
-
-  void send_outcome(rank_id p, room_key key, bool failed) {
-    for (rank_id d : decode_ranks) {
-      if (failed) {
-        network.endpoint(p).send(d, {core::control_kind::status, p, key, std::nullopt, {},
-                                     core::kv_status::failed});
-      } else {
-        network.endpoint(p).send(d, {core::control_kind::chunk_ready, p, key, std::nullopt, {}, {}});
-      }
-    }
   }
 
   void send_chunks(rank_id p, const request_spec& req, room_key key,
@@ -472,32 +459,12 @@ struct transfer_world::parts {
     me.gates_to_open.clear();
   }
 
-  // The decode rank's event loop: a message about a request this rank has not reached yet (a
-  // prefill that failed it before this rank registered it) waits until the rank registers
-  // that request, as a status a real receiver would read once it is created.
+  // The decode rank's event loop. A message about a request this rank has not reached yet
+  // (a prefill that failed it before this rank preallocated) is the receiver's to hold until
+  // then: real transports deliver early and out of order, so the core buffers, not the world.
   void receive_all(rank_id d) {
     decode_rank_parts& me = *decode.at(d);
-    while (auto message = network.try_receive(d)) {
-      const bool known = std::find(keys.begin(), keys.end(), message->key) != keys.end();
-      if (known && !me.registered.contains(message->key)) {
-        me.early.push_back(std::move(*message));
-        continue;
-      }
-      me.receiver.on_message(*message);
-    }
-  }
-
-  void registered_now(decode_rank_parts& me, room_key key) {
-    me.registered.insert(key);
-    std::deque<core::control_message> waiting;
-    waiting.swap(me.early);
-    for (core::control_message& message : waiting) {
-      if (message.key == key) {
-        me.receiver.on_message(message);
-      } else {
-        me.early.push_back(std::move(message));
-      }
-    }
+    while (auto message = network.try_receive(d)) me.receiver.on_message(*message);
   }
 
   bool aborts_here(const request_spec& req, rank_id d) const {
@@ -573,7 +540,7 @@ struct transfer_world::parts {
       world.wait_virtual(poll_interval_us);
     }
     me.receiver.publish(key);
-    registered_now(me, key);
+    me.registered.insert(key);
     const bool wants_abort = aborts_here(req, d);
     if (wants_abort && (req.abort == abort_phase::before_open ||
                         req.abort == abort_phase::before_transfer)) {

@@ -261,3 +261,106 @@ TEST_F(DecodeReceiverB12, HistoricalDeadlineReleases) {
 
 }  // namespace
 }  // namespace kvsim::core
+
+namespace kvsim::core {
+namespace {
+
+// Issue 12: decode never forgot a request, so memory and every deadline/peer scan grew with
+// the requests ever served. Before the fix request_count() stayed at 1 here.
+TEST_F(DecodeReceiver, AFinishedRequestIsForgottenButStillAnswersFinished) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  receiver.complete(request);
+  EXPECT_EQ(receiver.request_count(), 0u);
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_FALSE(receiver.prealloc(request, 3, prefill_ranks).has_value())
+      << "a finished request registered again";
+  EXPECT_EQ(ledger.free_count(), 8u);
+}
+
+// Issue 12: a failed status that arrives before decode registered the request was dropped
+// (the simulated world buffered it instead). Now the core holds it until the request is
+// published and then drains as for any failure: it aborts and waits for every drain-ACK.
+// Before the fix no ABORT went out here and the request waited for a transfer forever.
+TEST_F(DecodeReceiver, AFailedStatusThatCameEarlyIsHeldAndActedOnAtPublish) {
+  receiver.on_message(
+      control_message{control_kind::status, 0, request, std::nullopt, {}, kv_status::failed});
+  EXPECT_EQ(receiver.early_held(), 1u);
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  EXPECT_TRUE(control.of_kind(control_kind::abort).empty()) << "acted on before the metadata went";
+  receiver.publish(request);
+  EXPECT_EQ(receiver.early_held(), 0u);
+  EXPECT_TRUE(receiver.aborting(request));
+  EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u);
+}
+
+TEST_F(DecodeReceiver, AnEarlyChunkReadyCountsOnceTheRequestIsPublished) {
+  for (rank_id from : prefill_ranks) {
+    receiver.on_message(control_message{control_kind::chunk_ready, from, request, std::nullopt, {}, {}});
+  }
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  EXPECT_TRUE(receiver.transfer_complete(request));
+}
+
+TEST_F(DecodeReceiver, LateNewsOfAFinishedRequestIsDroppedNotHeld) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  receiver.complete(request);
+  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  EXPECT_EQ(receiver.early_held(), 0u);
+}
+
+// The policy when the early buffer is full: the oldest request's messages go, with an event;
+// a newer generation's registration drops what an older one of its room still holds.
+TEST(DecodeReceiverBounds, TheEarlyBufferIsBoundedAndOlderGenerationsAreDropped) {
+  recording_sink sink;
+  fake_messenger control;
+  fake_clock clock;
+  fake_liveness peers;
+  page_ledger ledger{decode_rank, 8, sink};
+  abort_token_issuer issuer{decode_rank, test_key(), sink};
+  abort_token_verifier verifier{decode_rank, test_key(), sink};
+  decode_receiver receiver{decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier},
+                           variant::safe(), decode_limits{16, 2}};
+  const auto ready = [&](room_key key) {
+    receiver.on_message(control_message{control_kind::chunk_ready, 0, key, std::nullopt, {}, {}});
+  };
+  ready({30, 0});
+  ready({31, 0});
+  ready({32, 0});
+  EXPECT_EQ(receiver.early_held(), 2u);
+  const auto dropped = sink.last<early_messages_dropped>();
+  ASSERT_TRUE(dropped.has_value());
+  EXPECT_EQ(dropped->key, (room_key{30, 0}));
+  ASSERT_TRUE(receiver.prealloc({31, 1}, 1, prefill_ranks).has_value());
+  receiver.publish({31, 1});
+  EXPECT_EQ(receiver.early_held(), 1u) << "generation 0 of room 31 can no longer register";
+  EXPECT_EQ(sink.last<early_messages_dropped>()->key, (room_key{31, 0}));
+}
+
+// Many requests served, few live: the receiver's books follow the live ones.
+TEST_F(DecodeReceiver, ItsBooksFollowTheLiveRequestsNotTheServedOnes) {
+  for (generation_t g = 0; g < 200; ++g) {
+    const room_key key{100 + g % 7, g};
+    ASSERT_TRUE(receiver.prealloc(key, 2, prefill_ranks).has_value());
+    receiver.publish(key);
+    if (g % 2 == 0) {
+      receiver.complete(key);
+    } else {
+      receiver.abort(key, clock.now_us() + 5);
+      for (const auto& sent : control.of_kind(control_kind::abort)) {
+        if (sent.message.key != key) continue;
+        receiver.on_message(
+            control_message{control_kind::abort_ack, sent.to, key, sent.message.token, {}, {}});
+      }
+    }
+    receiver.check_deadlines();
+  }
+  EXPECT_EQ(receiver.request_count(), 0u);
+  EXPECT_EQ(verifier.remembered(), 0u);
+  EXPECT_EQ(ledger.free_count(), 8u);
+}
+
+}  // namespace
+}  // namespace kvsim::core

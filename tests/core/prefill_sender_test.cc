@@ -208,3 +208,81 @@ TEST_F(PrefillSenderB10, HistoricalAbortBeforeOpenLetsTheLateSenderStart) {
 
 }  // namespace
 }  // namespace kvsim::core
+
+namespace kvsim::core {
+namespace {
+
+// Issue 12: a transfer that fails marked the room Failed but left admission open, so a chunk
+// queued after it still wrote for a request that was over. Before the fix, the second
+// send_chunk below was admitted.
+TEST_F(PrefillSender, AFailedTransferClosesAdmissionLikeFail) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  transfers.end_all(transfer_poll::failed);
+  sender.poll();
+  EXPECT_EQ(statuses.get(request), kv_status::failed);
+  EXPECT_FALSE(lifetimes.is_admitting(request));
+  EXPECT_FALSE(send(1)) << "a chunk admitted to a request whose transfer already failed";
+}
+
+// Issue 12: open() of a room already open reported the request "finished aborted" while it
+// was still open and transferring. Before the fix a request_finished event came out here.
+TEST_F(PrefillSender, ASecondOpenOfAnOpenRoomChangesNothing) {
+  open_request();
+  ASSERT_TRUE(send(1));
+  sink.clear();
+  EXPECT_FALSE(sender.open(request, source));
+  EXPECT_FALSE(sink.last<request_finished>().has_value()) << "an open request reported finished";
+  const auto refused = sink.last<lifetime_refused>();
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->error, lifetime_error::already_open);
+  EXPECT_TRUE(sender.tracking(request));
+  EXPECT_TRUE(lifetimes.is_admitting(request));
+}
+
+// The outcome is the core's to tell (the simulated world used to send it): every decode rank
+// named at open hears chunk_ready once the request is over here and nothing is in flight.
+TEST_F(PrefillSender, EveryDecodeRankHearsTheOutcomeOnceTheRequestIsOver) {
+  source = ledger.allocate(request, 4).value();
+  const std::vector<rank_id> decode_ranks{decode_rank, second_decode_rank};
+  ASSERT_TRUE(sender.open(request, source, decode_ranks));
+  ASSERT_TRUE(send(2));
+  sender.finish(request);
+  EXPECT_TRUE(control.of_kind(control_kind::chunk_ready).empty()) << "told before the copy ended";
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  const auto ready = control.of_kind(control_kind::chunk_ready);
+  ASSERT_EQ(ready.size(), 2u);
+  EXPECT_EQ(ready[0].to, decode_rank);
+  EXPECT_EQ(ready[1].to, second_decode_rank);
+  EXPECT_TRUE(control.of_kind(control_kind::status).empty());
+  EXPECT_FALSE(sender.tracking(request));
+}
+
+TEST_F(PrefillSender, AFailedRequestIsToldAsAFailedStatus) {
+  source = ledger.allocate(request, 4).value();
+  const std::vector<rank_id> decode_ranks{decode_rank};
+  ASSERT_TRUE(sender.open(request, source, decode_ranks));
+  ASSERT_TRUE(send(1));
+  transfers.end_all(transfer_poll::failed);
+  sender.poll();
+  sender.finish(request);
+  const auto told = control.of_kind(control_kind::status);
+  ASSERT_EQ(told.size(), 1u);
+  EXPECT_EQ(told[0].message.status, kv_status::failed);
+  EXPECT_TRUE(control.of_kind(control_kind::chunk_ready).empty());
+}
+
+TEST_F(PrefillSender, ALateOpenRefusedByItsTombstoneTellsEveryDecodeRankItFailed) {
+  sender.on_abort(abort_from(decode_rank, decode_tokens));  // before the sender exists
+  source = ledger.allocate(request, 4).value();
+  const std::vector<rank_id> decode_ranks{decode_rank, second_decode_rank};
+  EXPECT_FALSE(sender.open(request, source, decode_ranks));
+  const auto told = control.of_kind(control_kind::status);
+  ASSERT_EQ(told.size(), 2u);
+  EXPECT_EQ(told[1].to, second_decode_rank);
+  EXPECT_EQ(told[1].message.status, kv_status::failed);
+}
+
+}  // namespace
+}  // namespace kvsim::core

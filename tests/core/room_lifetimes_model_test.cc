@@ -12,6 +12,7 @@
 #include <rapidcheck/gtest.h>
 #include <rapidcheck/state.h>
 
+#include <algorithm>
 #include <deque>
 #include <iostream>
 #include <map>
@@ -44,36 +45,60 @@ struct step {
   std::vector<event_body> events;
 };
 
-// The plain model: a map of tracked rooms and a FIFO of tombstones (front = oldest inserted).
+// The plain model: a map of tracked rooms and two FIFOs of tombstones (front = oldest
+// inserted): before_open (a close of a room never opened) and finished (an aborted
+// incarnation that is over), each evicting its own oldest when full.
 struct lifetimes_model {
   std::map<room_key, room_model> rooms;
-  std::deque<room_key> tombstones;
+  std::deque<room_key> before_open;
+  std::deque<room_key> finished;
 
-  bool tracked(room_key key) const { return rooms.contains(key); }
-  bool tombstoned(room_key key) const {
-    for (const room_key& t : tombstones) {
+  static bool holds(const std::deque<room_key>& table, room_key key) {
+    for (const room_key& t : table) {
       if (t == key) return true;
     }
     return false;
   }
+  bool tracked(room_key key) const { return rooms.contains(key); }
+  bool tombstoned(room_key key) const { return holds(before_open, key) || holds(finished, key); }
 
   static step refused(lifetime_error error, room_key key) {
     return {error, {lifetime_refused{error, key}}};
   }
 
-  void add_tombstone(room_key key, std::vector<event_body>& events) {
-    if (tombstones.size() == tombstone_capacity) {
-      events.push_back(tombstone_evicted{tombstones.front()});
-      tombstones.pop_front();
+  static void add_tombstone(std::deque<room_key>& table, tombstone_table which, room_key key,
+                            std::vector<event_body>& events) {
+    table.push_back(key);
+    if (table.size() > tombstone_capacity) {
+      events.push_back(tombstone_evicted{table.front(), which});
+      table.pop_front();
     }
-    tombstones.push_back(key);
   }
 
   step open(room_key key) {
-    if (tombstoned(key)) return refused(lifetime_error::tombstoned, key);
+    if (holds(before_open, key)) {
+      // The late sender: refused, and its tombstone moves to the finished table.
+      std::erase(before_open, key);
+      step s = refused(lifetime_error::tombstoned, key);
+      add_tombstone(finished, tombstone_table::finished, key, s.events);
+      return s;
+    }
+    if (holds(finished, key)) return refused(lifetime_error::tombstoned, key);
     if (tracked(key)) return refused(lifetime_error::already_open, key);
     rooms[key] = room_model{};
-    return {std::nullopt, {room_opened{key}}};
+    step s{std::nullopt, {room_opened{key}}};
+    // Older generations of the room can no longer open: their before-open tombstones retire,
+    // in key order.
+    std::vector<room_key> older;
+    for (const room_key& t : before_open) {
+      if (t.room == key.room && t.generation < key.generation) older.push_back(t);
+    }
+    std::sort(older.begin(), older.end());
+    for (const room_key& t : older) {
+      std::erase(before_open, t);
+      s.events.push_back(tombstone_retired{t, key.generation});
+    }
+    return s;
   }
 
   step try_acquire(room_key key) {
@@ -102,9 +127,8 @@ struct lifetimes_model {
       room.closed = true;
       return {std::nullopt, {room_closed{key, room.pending, false}}};
     }
-    step s;
-    if (!tombstoned(key)) add_tombstone(key, s.events);
-    s.events.push_back(room_closed{key, 0, true});
+    step s{std::nullopt, {room_closed{key, 0, true}}};
+    if (!tombstoned(key)) add_tombstone(before_open, tombstone_table::before_open, key, s.events);
     return s;
   }
 
@@ -114,7 +138,7 @@ struct lifetimes_model {
     if (room.pending > 0) return refused(lifetime_error::leases_pending, key);
     rooms.erase(key);
     step s{std::nullopt, {room_cleared{key}}};
-    if (room.closed) add_tombstone(key, s.events);
+    if (room.closed) add_tombstone(finished, tombstone_table::finished, key, s.events);
     return s;
   }
 };
@@ -144,6 +168,7 @@ class broken_lifetimes {
   std::uint32_t pending_leases(room_key key) const { return real_.pending_leases(key); }
   std::uint32_t room_count() const { return real_.room_count(); }
   std::uint32_t tombstone_count() const { return real_.tombstone_count(); }
+  std::uint32_t finished_count() const { return real_.finished_count(); }
   std::uint32_t tombstones_max() const { return real_.tombstones_max(); }
 
  private:
@@ -197,7 +222,8 @@ void assert_matches(const lifetimes_model& model, const Lifetimes& lifetimes) {
     RC_ASSERT(!(lifetimes.is_tracked(key) && lifetimes.is_tombstoned(key)));
   }
   RC_ASSERT(lifetimes.room_count() == model.rooms.size());
-  RC_ASSERT(lifetimes.tombstone_count() == model.tombstones.size());
+  RC_ASSERT(lifetimes.tombstone_count() == model.before_open.size());
+  RC_ASSERT(lifetimes.finished_count() == model.finished.size());
   RC_ASSERT(lifetimes.tombstones_max() == tombstone_capacity);
 }
 
@@ -273,7 +299,11 @@ struct lifetime_command : rc::state::Command<lifetimes_model, Sut> {
     if (sut.outcomes != nullptr) {
       sut.outcomes->insert(std::string(op_name(Op)) + " " + show_outcome(expected.error));
       for (const event_body& body : expected.events) {
-        if (std::holds_alternative<tombstone_evicted>(body)) sut.outcomes->insert("evicted");
+        if (const auto* evicted = std::get_if<tombstone_evicted>(&body)) {
+          sut.outcomes->insert(evicted->table == tombstone_table::before_open ? "evicted before_open"
+                                                                              : "evicted finished");
+        }
+        if (std::holds_alternative<tombstone_retired>(body)) sut.outcomes->insert("retired");
       }
     }
   }
@@ -328,7 +358,9 @@ TEST(RoomLifetimesModel, RandomSequencesReachEveryOutcome) {
       "Clear ok",
       "Clear error unknown_room",
       "Clear error leases_pending",
-      "evicted",
+      "evicted before_open",
+      "evicted finished",
+      "retired",
   };
   for (const std::string& outcome : wanted) {
     EXPECT_TRUE(seen.contains(outcome)) << "never exercised: " << outcome;

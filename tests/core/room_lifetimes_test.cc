@@ -185,7 +185,8 @@ TEST(RoomLifetimes, ClearingAClosedRoomLeavesATombstoneSoItsIncarnationCannotReo
   EXPECT_FALSE(lifetimes.is_tracked(request_a));
   EXPECT_TRUE(lifetimes.is_tombstoned(request_a));
   EXPECT_TRUE(lifetimes.is_closed(request_a));
-  EXPECT_EQ(lifetimes.tombstone_count(), 1u);
+  EXPECT_EQ(lifetimes.finished_count(), 1u);
+  EXPECT_EQ(lifetimes.tombstone_count(), 0u) << "an aborted room that is over is no before-open tombstone";
   EXPECT_EQ(error_of(lifetimes.open(request_a)), lifetime_error::tombstoned);
   EXPECT_EQ(error_of(lifetimes.try_acquire(request_a)), lifetime_error::room_closed);
 }
@@ -257,21 +258,85 @@ TEST(RoomLifetimes, ADuplicateCloseDoesNotRefreshATombstonesAge) {
   EXPECT_TRUE(lifetimes.is_tombstoned(request_c));
 }
 
-TEST(RoomLifetimes, ClearingAClosedRoomIntoAFullTableEvictsTheOldestTombstone) {
+// Issue 12's defect: with one table, every cleared aborted room added a tombstone, so
+// ordinary abort traffic evicted the before-open tombstone that stops a late sender (B10).
+// Before the fix this test failed: request_b's tombstone was evicted and its late open admitted.
+TEST(RoomLifetimes, OrdinaryAbortsNeverEvictABeforeOpenTombstone) {
   recording_sink sink;
   room_lifetimes lifetimes(0, sink, 1);
-  ASSERT_TRUE(lifetimes.close(request_b));
+  ASSERT_TRUE(lifetimes.close(request_b));  // the ABORT came before request_b's sender
+  for (generation_t g = 0; g < 5; ++g) {    // ordinary aborts of rooms that were open
+    const room_key aborted{40, g};
+    ASSERT_TRUE(lifetimes.open(aborted));
+    ASSERT_TRUE(lifetimes.close(aborted));
+    ASSERT_TRUE(lifetimes.clear(aborted));
+  }
+  EXPECT_TRUE(lifetimes.is_tombstoned_before_open(request_b));
+  EXPECT_EQ(error_of(lifetimes.open(request_b)), lifetime_error::tombstoned)
+      << "the late sender must still be refused";
+}
+
+TEST(RoomLifetimes, ClearingAClosedRoomIntoAFullFinishedTableEvictsItsOldest) {
+  recording_sink sink;
+  room_lifetimes lifetimes(0, sink, 1);
+  ASSERT_TRUE(lifetimes.close(request_b));  // before-open: another table, untouched
   ASSERT_TRUE(lifetimes.open(request_a));
   ASSERT_TRUE(lifetimes.close(request_a));
-  sink.clear();
   ASSERT_TRUE(lifetimes.clear(request_a));
-  EXPECT_TRUE(lifetimes.is_tombstoned(request_a));
-  EXPECT_FALSE(lifetimes.is_tombstoned(request_b));
-  EXPECT_EQ(lifetimes.tombstone_count(), 1u);
+  ASSERT_TRUE(lifetimes.open(request_c));
+  ASSERT_TRUE(lifetimes.close(request_c));
+  sink.clear();
+  ASSERT_TRUE(lifetimes.clear(request_c));
+  EXPECT_TRUE(lifetimes.is_tombstoned(request_c));
+  EXPECT_FALSE(lifetimes.is_tombstoned(request_a));
+  EXPECT_TRUE(lifetimes.is_tombstoned_before_open(request_b));
+  EXPECT_EQ(lifetimes.finished_count(), 1u);
   ASSERT_EQ(sink.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<room_cleared>(sink.events()[0].body));
   ASSERT_TRUE(std::holds_alternative<tombstone_evicted>(sink.events()[1].body));
-  EXPECT_EQ(std::get<tombstone_evicted>(sink.events()[1].body).key, request_b);
+  EXPECT_EQ(std::get<tombstone_evicted>(sink.events()[1].body).key, request_a);
+  EXPECT_EQ(std::get<tombstone_evicted>(sink.events()[1].body).table, tombstone_table::finished);
+}
+
+// The explicit policy when the before-open table is full: its oldest goes, with an event, and
+// that generation's late open is admitted (the event stream says why).
+TEST(RoomLifetimes, AFullBeforeOpenTableEvictsItsOldestAndSaysSo) {
+  recording_sink sink;
+  room_lifetimes lifetimes(0, sink, 2);
+  ASSERT_TRUE(lifetimes.close({50, 0}));
+  ASSERT_TRUE(lifetimes.close({51, 0}));
+  sink.clear();
+  ASSERT_TRUE(lifetimes.close({52, 0}));
+  EXPECT_EQ(lifetimes.tombstone_count(), 2u);
+  ASSERT_EQ(sink.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<room_closed>(sink.events()[0].body));
+  const auto* evicted = std::get_if<tombstone_evicted>(&sink.events()[1].body);
+  ASSERT_NE(evicted, nullptr);
+  EXPECT_EQ(evicted->key, (room_key{50, 0}));
+  EXPECT_EQ(evicted->table, tombstone_table::before_open);
+  EXPECT_TRUE(lifetimes.open({50, 0})) << "evicted: the late open is admitted, as documented";
+}
+
+// A before-open tombstone lives until its generation can no longer arrive: its own open came
+// (refused, the tombstone moves to the finished table), or a newer generation opened here.
+TEST(RoomLifetimes, ABeforeOpenTombstoneLivesUntilItsGenerationCanNoLongerArrive) {
+  recording_sink sink;
+  room_lifetimes lifetimes(0, sink, 4);
+  ASSERT_TRUE(lifetimes.close({60, 0}));
+  ASSERT_TRUE(lifetimes.close({61, 0}));
+  EXPECT_EQ(error_of(lifetimes.open({60, 0})), lifetime_error::tombstoned);
+  EXPECT_FALSE(lifetimes.is_tombstoned_before_open({60, 0}));
+  EXPECT_TRUE(lifetimes.is_tombstoned({60, 0})) << "its reopen is still refused";
+  EXPECT_EQ(lifetimes.finished_count(), 1u);
+  sink.clear();
+  ASSERT_TRUE(lifetimes.open({61, 1}));
+  EXPECT_FALSE(lifetimes.is_tombstoned({61, 0}));
+  EXPECT_EQ(lifetimes.tombstone_count(), 0u);
+  ASSERT_EQ(sink.size(), 2u);
+  const auto* retired = std::get_if<tombstone_retired>(&sink.events()[1].body);
+  ASSERT_NE(retired, nullptr);
+  EXPECT_EQ(retired->key, (room_key{61, 0}));
+  EXPECT_EQ(retired->opened, 1u);
 }
 
 TEST(RoomLifetimesDeathTest, AZeroSizedTombstoneTableRefusesToExist) {
@@ -280,7 +345,7 @@ TEST(RoomLifetimesDeathTest, AZeroSizedTombstoneTableRefusesToExist) {
         recording_sink sink;
         room_lifetimes lifetimes(0, sink, 0);
       },
-      "at least one tombstone");
+      "at least one");
 }
 
 // --- refusals: each returns its error, changes nothing, and is emitted ------------------
@@ -365,6 +430,16 @@ TEST_F(RoomLifetimesRefusal, OpenOfAClosedRoomThatIsStillDraining) {
 }
 
 TEST_F(RoomLifetimesRefusal, LateOpenAfterCloseBeforeOpen) {
+  EXPECT_EQ(error_of(lifetimes.open(tombstoned_room)), lifetime_error::tombstoned);
+  // The one refusal that changes the table: the tombstone moves to the finished table.
+  EXPECT_TRUE(lifetimes.is_tombstoned(tombstoned_room));
+  EXPECT_FALSE(lifetimes.is_tombstoned_before_open(tombstoned_room));
+  ASSERT_FALSE(sink.events().empty());
+  const auto* refused = std::get_if<lifetime_refused>(&sink.events()[0].body);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_EQ(refused->error, lifetime_error::tombstoned);
+  sink.clear();
+  before = snapshot(lifetimes, keys);
   EXPECT_EQ(error_of(lifetimes.open(tombstoned_room)), lifetime_error::tombstoned);
   expect_refused_without_change(lifetime_error::tombstoned, tombstoned_room);
 }
