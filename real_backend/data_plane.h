@@ -6,8 +6,11 @@
 // scenario scripts on a host-memory implementation (tests/real_backend/host_data_plane.h),
 // so that the scripts' logic is exercised where there is no GPU.
 //
-// Every call here comes from one host thread per object, except hold_gate::open/reached,
-// which any thread may call (a gate is opened by the script while a rank's thread waits).
+// Every object here is called by one host thread at a time: the thread that uses it, after
+// the one that built it has handed it over (the transfer scripts build the engine and the
+// pages, then only the prefill rank's thread drives the engine), or one after another under
+// a lock (shared_pages.h). hold_gate::open/reached are the exception: any thread may call
+// them (a gate is opened by the script or a rank while another rank's thread waits).
 #include <chrono>
 #include <cstdint>
 #include <functional>

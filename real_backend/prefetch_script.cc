@@ -10,6 +10,7 @@
 #include "real_backend/event_log.h"
 #include "real_backend/host_page_ledger.h"
 #include "real_backend/rank_group.h"
+#include "real_backend/thread_identity.h"
 
 namespace kvsim::real {
 namespace {
@@ -57,6 +58,7 @@ class prefetch_run {
   prefetch_run(const scenarios::scenario_spec& spec, core::variant v, data_plane& plane,
                const script_options& options)
       : spec_(spec),
+        variant_(v),
         group_plane_(plane.make_group_plane(spec.topology.attention_group)),
         group_(0, members(spec), *group_plane_, options.patience) {
     std::map<core::room_id, core::generation_t> generations;
@@ -68,8 +70,6 @@ class prefetch_run {
           plane.make_host_pages(rank, spec_.topology.pages_per_rank, spec_.topology.page_bytes);
       parts->storage = plane.make_storage(rank, rank, *parts->host);
       parts->polled = std::make_unique<opened_by_poll>(*parts->storage);
-      parts->coordinator = std::make_unique<core::prefetch_abort_coordinator>(
-          rank, core::prefetch_ports{group_.member(rank), *parts->polled, log_}, v);
       for (std::size_t r = 0; r < keys_.size(); ++r) parts->gates.push_back(plane.make_gate());
       ranks_.push_back(std::move(parts));
     }
@@ -104,7 +104,6 @@ class prefetch_run {
     std::unique_ptr<host_page_memory> host;
     std::unique_ptr<gated_storage> storage;
     std::unique_ptr<opened_by_poll> polled;
-    std::unique_ptr<core::prefetch_abort_coordinator> coordinator;
     host_page_ledger ledger;
   };
 
@@ -124,24 +123,29 @@ class prefetch_run {
     return pages;
   }
 
+  // The rank's owner thread (core/owner_thread.h): it builds the rank's coordinator, binds
+  // it to itself and alone calls it; the coordinator is gone before the thread returns.
   void scheduler(rank_id rank) {
     rank_parts& me = *ranks_[rank];
     const core::prefetch_state state = spec_.faults.prefetch_states.at(rank);
     try {
+      core::prefetch_abort_coordinator coordinator(
+          rank, core::prefetch_ports{group_.member(rank), *me.polled, log_}, variant_);
+      coordinator.bind_owner(host_threads());
       for (std::size_t r = 0; r < keys_.size(); ++r) {
         const room_key key = keys_[r];
         const bool aborted = spec_.requests[r].abort.has_value();
         if (state != core::prefetch_state::missing)
-          me.coordinator->register_pending(key, host_pages(r));
+          coordinator.register_pending(key, host_pages(r));
         if (state == core::prefetch_state::active) {
           // An aborted request's read stays in flight until the abort drains it.
           if (aborted) me.polled->hold(key, *me.gates[r]);
-          me.coordinator->start_io(key);
+          coordinator.start_io(key);
         }
         if (aborted) {
-          me.coordinator->release_aborted_request(key);
+          coordinator.release_aborted_request(key);
         } else {
-          me.coordinator->complete(key);
+          coordinator.complete(key);
         }
       }
     } catch (const collective_divergence& d) {
@@ -205,6 +209,7 @@ class prefetch_run {
   }
 
   const scenarios::scenario_spec& spec_;
+  core::variant variant_;
   finding_log findings_;
   event_log log_;
   std::unique_ptr<group_plane> group_plane_;
@@ -230,7 +235,9 @@ real_outcome run_prefetch_script(const scenarios::scenario_spec& spec, core::var
   for (rank_id rank = 0; rank < group; ++rank) {
     outcome.notes.push_back("rank " + std::to_string(rank) + " (" +
                             core::to_string(spec.faults.prefetch_states.at(rank)) + ") on " +
-                            plane.device_of(rank) + ", one host thread");
+                            plane.device_of(rank) +
+                            ", on a host thread of its own that builds, binds and alone calls "
+                            "its coordinator");
   }
   prefetch_run run(spec, v, plane, options);
   outcome.notes.push_back(

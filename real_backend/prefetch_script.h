@@ -1,8 +1,10 @@
 #pragma once
 // A catalogue prefetch scenario (the seed's HiCache cases) on a real data plane: one host
-// thread per rank of the attention group runs the production prefetch_abort_coordinator with
-// the chosen variant, exactly as the simulator's prefetch_world schedules it (register,
-// start the storage read, then release the aborted request or complete it). An active
+// thread per rank of the attention group builds the production prefetch_abort_coordinator
+// with the chosen variant, binds it to itself (core/owner_thread.h: no other thread may call
+// it) and runs it exactly as the simulator's prefetch_world schedules it (register, start the
+// storage read, then release the aborted request or complete it). The ranks meet only in the
+// group's collectives. An active
 // rank's storage read is really in flight: a gate holds its copies into the rank's host
 // pages until the rank waits for the read (its first poll: the drain). The group's
 // collectives run through rank_group (NCCL across devices, or host-combined values through a

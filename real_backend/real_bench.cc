@@ -30,6 +30,7 @@
 #include "real_backend/devices.h"
 #include "real_backend/peers_in_process.h"
 #include "real_backend/steady_clock_port.h"
+#include "real_backend/thread_identity.h"
 
 namespace {
 
@@ -95,6 +96,10 @@ double through_core(const bench_options& o, real::cuda_transfer_engine& engine,
   core::decode_receiver receiver(1, {decode_net, time, sink, peers},
                                  {destination_ledger, issuer, decode_tokens},
                                  core::variant::safe());
+  // Both owned by this thread, bound as a deployment binds them: the bench pays the owner
+  // check at every entry point (core/owner_thread.h) like production does.
+  sender.bind_owner(real::host_threads());
+  receiver.bind_owner(real::host_threads());
   pages = {};
   const auto start = clock_type::now();
   for (std::uint32_t t = 0; t < o.transfers; ++t) {

@@ -1,0 +1,29 @@
+#include "real_backend/transfer_context.h"
+
+#include <map>
+
+namespace kvsim::real {
+
+transfer_context::transfer_context(const scenarios::scenario_spec& scenario, core::variant v,
+                                   data_plane& plane)
+    : spec(scenario),
+      variant(v),
+      plane_text(plane.name() == "cuda" ? "the device" : "host memory"),
+      watch(findings, decode_rank),
+      decode_owners(decode_rank),
+      prefill_pages(
+          plane.make_pages(0, scenario.topology.pages_per_rank, scenario.topology.page_bytes)),
+      decode_memory(
+          plane.make_pages(1, scenario.topology.pages_per_rank, scenario.topology.page_bytes)),
+      decode_pages(*decode_memory) {
+  std::map<core::room_id, core::generation_t> generations;
+  for (const scenarios::request_spec& r : spec.requests)
+    keys.push_back({r.room, generations[r.room]++});
+  for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) gates.push_back(plane.make_gate());
+  log.observe([this](const core::event& e) {
+    watch.observe(e);
+    decode_owners.observe(e);
+  });
+}
+
+}  // namespace kvsim::real

@@ -1,0 +1,46 @@
+#pragma once
+// What the threads of one transfer script share (real_backend/transfer_script.h): the
+// scenario, read only, and the pieces every thread may use at once: the findings, the event
+// log and its observers, the tally of control messages in flight, the gates, and the pages
+// (prefill's written by the prefill thread only; decode's checked by both rank threads,
+// serialised). No core object lives here: each rank's are built, bound and called by that
+// rank's thread (transfer_prefill.h, transfer_decode.h).
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/variant.h"
+#include "real_backend/data_plane.h"
+#include "real_backend/event_log.h"
+#include "real_backend/page_owner_view.h"
+#include "real_backend/real_outcome.h"
+#include "real_backend/shared_pages.h"
+#include "real_backend/transfer_watch.h"
+#include "real_backend/wire_tally.h"
+#include "scenarios/scenario_spec.h"
+
+namespace kvsim::real {
+
+inline constexpr core::rank_id prefill_rank = 0;
+inline constexpr core::rank_id decode_rank = 1;
+
+struct transfer_context {
+  transfer_context(const scenarios::scenario_spec& scenario, core::variant v, data_plane& plane);
+
+  const scenarios::scenario_spec& spec;
+  core::variant variant;
+  std::string plane_text;            // where bytes are read back from, for the findings
+  std::vector<core::room_key> keys;  // request r's (room, generation)
+  std::vector<std::unique_ptr<hold_gate>> gates;  // per spec.faults.gates; first: freed last
+  finding_log findings;
+  event_log log;
+  transfer_watch watch;           // I2, I3 from the events
+  page_owner_view decode_owners;  // decode's ledger as its events tell it (landing checks)
+  wire_tally wire;
+  std::unique_ptr<page_memory> prefill_pages;
+  std::unique_ptr<page_memory> decode_memory;  // what the transfer engine copies into
+  shared_pages decode_pages;                   // the same pages, for the checks
+};
+
+}  // namespace kvsim::real
