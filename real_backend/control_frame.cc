@@ -119,6 +119,8 @@ std::vector<std::uint8_t> encode_control(const core::control_message& message) {
     w.put<std::uint64_t>(t.key.room);
     w.put<std::uint32_t>(t.key.generation);
     w.put<std::uint32_t>(t.issuer);
+    w.put<std::uint32_t>(t.audience);
+    w.put<std::uint64_t>(t.epoch);
     w.put<std::uint64_t>(t.nonce);
     w.put_bytes(t.mac);
   }
@@ -179,6 +181,8 @@ core::control_message decode_control(std::span<const std::uint8_t> payload) {
     t.key.room = r.get<std::uint64_t>("token.room");
     t.key.generation = r.get<std::uint32_t>("token.generation");
     t.issuer = r.get<std::uint32_t>("token.issuer");
+    t.audience = r.get<std::uint32_t>("token.audience");
+    t.epoch = r.get<std::uint64_t>("token.epoch");
     t.nonce = r.get<std::uint64_t>("token.nonce");
     r.get_bytes(t.mac, "token.mac");
     m.token = t;

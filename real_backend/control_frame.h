@@ -5,7 +5,8 @@
 //   frame   = payload_length u32 | type u8 | payload
 //   hello   = magic u32 "kvsm" | version u16 | rank u32                (first frame on a link)
 //   control = kind u8 | from u32 | room u64 | generation u32
-//             | has_token u8 [ room u64 | generation u32 | issuer u32 | nonce u64 | mac 32 bytes ]
+//             | has_token u8 [ room u64 | generation u32 | issuer u32 | audience u32
+//                              | epoch u64 | nonce u64 | mac 32 bytes ]
 //             | page_count u32 | page u32 * page_count
 //             | has_status u8 [ status u8 ]
 //   nccl_id = 128 opaque bytes (ncclUniqueId)
@@ -27,7 +28,8 @@ enum class frame_type : std::uint8_t { hello = 1, control = 2, nccl_id = 3 };
 inline constexpr std::size_t frame_header_bytes = 5;
 inline constexpr std::uint32_t frame_payload_max = 1u << 20;  // 1 MiB: far above any message
 inline constexpr std::uint32_t hello_magic = 0x6d73766b;      // "kvsm" read little-endian
-inline constexpr std::uint16_t wire_version = 1;
+// 2: tokens carry their audience and the issuer's epoch (core/abort_token.h).
+inline constexpr std::uint16_t wire_version = 2;
 inline constexpr std::size_t id_blob_bytes = 128;  // NCCL_UNIQUE_ID_BYTES
 using id_blob = std::array<std::uint8_t, id_blob_bytes>;
 

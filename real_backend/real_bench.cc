@@ -31,6 +31,7 @@
 #include "real_backend/peers_in_process.h"
 #include "real_backend/steady_clock_port.h"
 #include "real_backend/thread_identity.h"
+#include "real_backend/token_epoch.h"
 
 namespace {
 
@@ -90,7 +91,7 @@ double through_core(const bench_options& o, real::cuda_transfer_engine& engine,
                               {source_ledger, lifetimes, statuses, prefill_tokens},
                               core::variant::safe());
   core::page_ledger destination_ledger(1, pool_pages, sink);
-  core::abort_token_issuer issuer(1, bench_key(), sink);
+  core::abort_token_issuer issuer(1, bench_key(), real::draw_token_epoch(), sink);
   core::abort_token_verifier decode_tokens(1, bench_key(), sink);
   real::peers_in_process peers;
   core::decode_receiver receiver(1, {decode_net, time, sink, peers},

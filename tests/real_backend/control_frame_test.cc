@@ -13,6 +13,8 @@ core::abort_token token() {
   core::abort_token t;
   t.key = {42, 3};
   t.issuer = 1;
+  t.audience = 0x0a0b0c0d;
+  t.epoch = 0x1112131415161718ULL;
   t.nonce = 0x0102030405060708ULL;
   for (std::size_t i = 0; i < t.mac.size(); ++i) t.mac[i] = static_cast<std::uint8_t>(200 + i);
   return t;
@@ -152,7 +154,7 @@ TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
   std::vector<std::uint8_t> old = encode_hello(1);
   old[frame_header_bytes + 4] = 9;
   EXPECT_EQ(refusal([&] { (void)decode_hello(payload_of(old)); }),
-            "control plane: malformed hello frame: wire version 9, this kvsim speaks 1");
+            "control plane: malformed hello frame: wire version 9, this kvsim speaks 2");
   EXPECT_NE(refusal([] { (void)decode_id(std::vector<std::uint8_t>(127, 0)); }).find("truncated"),
             std::string::npos);
 }

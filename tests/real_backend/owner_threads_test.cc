@@ -20,6 +20,7 @@
 #include "real_backend/peers_in_process.h"
 #include "real_backend/steady_clock_port.h"
 #include "real_backend/thread_identity.h"
+#include "real_backend/token_epoch.h"
 #include "tests/real_backend/in_process_messenger.h"
 
 namespace kvsim::real {
@@ -78,7 +79,7 @@ struct decode_rank {
   decode_rank(testing::in_process_wire& wire, event_log& log)
       : net(wire, decode),
         ledger(decode, pool, log),
-        issuer(decode, test_key(), log),
+        issuer(decode, test_key(), draw_token_epoch(), log),
         tokens(decode, test_key(), log),
         receiver(decode, {net, clock, log, peers}, {ledger, issuer, tokens},
                  core::variant::safe()) {}

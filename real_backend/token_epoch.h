@@ -1,0 +1,12 @@
+#pragma once
+// The epoch an abort_token_issuer starts with (core/abort_token.h): 64 random bits from
+// libsodium's CSPRNG, never zero, drawn at every start of an issuer, so that a restarted rank
+// never mints a token that an earlier capture matches. The simulator draws its epochs from
+// its seed instead; here nothing is replayed, so nothing needs to be reproducible.
+#include <cstdint>
+
+namespace kvsim::real {
+
+std::uint64_t draw_token_epoch();
+
+}  // namespace kvsim::real
