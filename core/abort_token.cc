@@ -15,8 +15,10 @@ namespace {
 static_assert(abort_key_bytes == crypto_auth_KEYBYTES);
 static_assert(abort_mac_bytes == crypto_auth_BYTES);
 
-// Versioned domain tag: a MAC made for anything else under the same key never verifies here.
-constexpr std::string_view mac_domain = "kvsim-abort-token-v1";
+// Versioned domain tag, with the parties' roles: a MAC made for anything else under the same
+// key (another message kind, the v1 token without audience and epoch, reversed roles) never
+// verifies here.
+constexpr std::string_view mac_domain = "kvsim-abort-token-v2/issuer=decode/audience=prefill";
 
 void ensure_sodium() {
   // sodium_init is idempotent (returns 1 when already done); -1 means no usable RNG/CPU
@@ -36,11 +38,15 @@ std::vector<std::uint8_t> mac_message(const abort_token& token) {
   append_le(message, token.key.room);
   append_le(message, token.key.generation);
   append_le(message, token.issuer);
+  append_le(message, token.audience);
+  append_le(message, token.epoch);
   append_le(message, token.nonce);
   return message;
 }
 
 }  // namespace
+
+cluster_key::~cluster_key() { sodium_memzero(bytes.data(), bytes.size()); }
 
 bool is_authentic(const abort_token& token, const cluster_key& key) {
   ensure_sodium();
@@ -49,29 +55,34 @@ bool is_authentic(const abort_token& token, const cluster_key& key) {
                             key.bytes.data()) == 0;
 }
 
-abort_token_issuer::abort_token_issuer(rank_id issuer, const cluster_key& key, event_sink& sink)
-    : issuer_(issuer), key_(key), sink_(sink) {
+abort_token_issuer::abort_token_issuer(rank_id issuer, const cluster_key& key,
+                                       std::uint64_t epoch, event_sink& sink)
+    : issuer_(issuer), key_(key), epoch_(epoch), sink_(sink) {
   ensure_sodium();
+  KVSIM_INVARIANT(epoch != 0, "an abort token issuer needs an epoch drawn at its start");
 }
 
-abort_token abort_token_issuer::issue(room_key key) {
-  abort_token token{key, issuer_, next_nonce_++, {}};
+abort_token abort_token_issuer::issue(room_key key, rank_id audience) {
+  abort_token token{key, issuer_, audience, epoch_, next_nonce_++, {}};
   const std::vector<std::uint8_t> message = mac_message(token);
   crypto_auth(token.mac.data(), message.data(), message.size(), key_.bytes.data());
-  sink_.emit(event{issuer_, token_issued{key, token.nonce}});
+  sink_.emit(event{issuer_, token_issued{key, token.nonce, audience}});
   return token;
 }
 
 abort_token_verifier::abort_token_verifier(rank_id rank, const cluster_key& key,
-                                           event_sink& sink)
-    : rank_(rank), key_(key), sink_(sink) {
+                                           event_sink& sink, std::uint32_t remembered_max)
+    : rank_(rank), key_(key), sink_(sink), seen_order_(remembered_max), retired_(remembered_max) {
   ensure_sodium();
 }
 
 status<token_rejection> abort_token_verifier::accept(const abort_token& token, room_key expected,
                                                      rank_id presenter) {
   std::optional<token_rejection> rejection;
-  const seen_entry entry{token.key, token.issuer, token.nonce, presenter};
+  const seen_entry entry{token.issuer, token.epoch, token.nonce, presenter};
+  // An ABORT: from its issuer to its audience. A drain-ACK: from its audience to its issuer.
+  const bool abort_to_me = token.audience == rank_ && presenter == token.issuer;
+  const bool ack_to_me = token.issuer == rank_ && presenter == token.audience;
   if (!is_authentic(token, key_)) {
     rejection = token_rejection::forged;
   } else if (token.key.room != expected.room) {
@@ -80,22 +91,34 @@ status<token_rejection> abort_token_verifier::accept(const abort_token& token, r
     rejection = token_rejection::stale_generation;
   } else if (token.key.generation > expected.generation) {
     rejection = token_rejection::future_generation;
-  } else if (token.issuer != rank_ && token.issuer != presenter) {
+  } else if (!abort_to_me && !ack_to_me) {
     rejection = token_rejection::foreign_issuer;
-  } else if (seen_.contains(entry)) {
+  } else if (retired_.contains(token.key)) {
+    rejection = token_rejection::retired;
+  } else if (const auto it = seen_.find(token.key); it != seen_.end() && it->second.contains(entry)) {
     rejection = token_rejection::duplicate;
   }
   if (rejection) {
     sink_.emit(event{rank_, token_rejected{expected, token.key, token.nonce, *rejection}});
     return *rejection;
   }
-  seen_.insert(entry);
-  sink_.emit(event{rank_, token_accepted{token.key, token.nonce, token.issuer, presenter}});
+  if (const auto oldest = seen_order_.insert(token.key)) seen_.erase(*oldest);
+  seen_[token.key].insert(entry);
+  sink_.emit(event{rank_, token_accepted{token.key, token.nonce, token.issuer, presenter,
+                                         token.audience}});
   return done{};
 }
 
 void abort_token_verifier::forget(room_key key) {
-  std::erase_if(seen_, [&](const seen_entry& entry) { return std::get<0>(entry) == key; });
+  seen_.erase(key);
+  (void)seen_order_.erase(key);
+  (void)retired_.insert(key);
+}
+
+std::uint32_t abort_token_verifier::remembered() const {
+  std::size_t entries = 0;
+  for (const auto& [key, seen] : seen_) entries += seen.size();
+  return static_cast<std::uint32_t>(entries);
 }
 
 }  // namespace kvsim::core

@@ -1,17 +1,26 @@
 #pragma once
-// Authenticated abort tokens. Decode issues one with each ABORT; prefill echoes it in its
-// drain-ACK. The token binds (room, generation, issuer, nonce) under a keyed MAC (libsodium's
-// crypto_auth, HMAC-SHA-512-256) so that a stale ACK for an older incarnation of a reused room
-// (DOMAIN.md B11), a duplicated one, one from another cluster, or a forged one never touches
-// the current (room, generation).
+// Authenticated abort tokens. Decode issues one per prefill rank with each ABORT; that prefill
+// rank echoes it in its drain-ACK. The token binds (room, generation, issuer, audience,
+// epoch, nonce) under a keyed MAC (libsodium's crypto_auth, HMAC-SHA-512-256), with the
+// parties' roles fixed by the MAC's domain tag (issuer: a decode rank; audience: a prefill
+// rank), so that a stale ACK for an older incarnation of a reused room (DOMAIN.md B11), a
+// duplicated one, one from another cluster, a forged one, or one prefill peer presenting
+// another peer's token never touches the current (room, generation).
+//
+// Nonces never repeat under one key: each issuer is built with an epoch the caller draws at
+// start (real_backend: 64 random bits from libsodium; the simulator: from its seed), and
+// counts nonces within it, so a restarted rank mints tokens no earlier capture matches.
 //
 // Keys are per cluster and supplied by the caller: there is no global key and no global state
-// here (libsodium's one-time initialisation is idempotent and thread-safe).
+// here (libsodium's one-time initialisation is idempotent and thread-safe). Every copy of a
+// key the core holds is wiped (sodium_memzero) when it is destroyed.
 #include <array>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <tuple>
 
+#include "core/bounded_key_set.h"
 #include "core/errors.h"
 #include "core/ids.h"
 #include "core/result.h"
@@ -23,14 +32,22 @@ class event_sink;
 inline constexpr std::size_t abort_key_bytes = 32;
 inline constexpr std::size_t abort_mac_bytes = 32;
 
+// A cluster's MAC key. Wiped when destroyed; draw it from a CSPRNG, never from a constant.
 struct cluster_key {
   std::array<std::uint8_t, abort_key_bytes> bytes{};
+
+  cluster_key() = default;
+  cluster_key(const cluster_key&) = default;
+  cluster_key& operator=(const cluster_key&) = default;
+  ~cluster_key();
 };
 
 struct abort_token {
   room_key key;
-  rank_id issuer = 0;        // the decode rank that asked for the abort
-  std::uint64_t nonce = 0;   // per issuer object: keep one issuer per rank for the whole run
+  rank_id issuer = 0;       // the decode rank that asked for the abort
+  rank_id audience = 0;     // the prefill rank it is for: the only one that may echo it
+  std::uint64_t epoch = 0;  // the issuer's epoch, drawn at its start
+  std::uint64_t nonce = 0;  // counts within the epoch
   std::array<std::uint8_t, abort_mac_bytes> mac{};
 
   friend bool operator==(const abort_token&, const abort_token&) = default;
@@ -38,38 +55,52 @@ struct abort_token {
 
 class abort_token_issuer {
  public:
-  abort_token_issuer(rank_id issuer, const cluster_key& key, event_sink& sink);
+  // `epoch` must differ between any two starts of any issuer under `key` (draw it at random);
+  // zero is refused as the sign of a caller that did not draw one.
+  abort_token_issuer(rank_id issuer, const cluster_key& key, std::uint64_t epoch,
+                     event_sink& sink);
 
-  abort_token issue(room_key key);
+  // A token for the ABORT of `key` sent to prefill rank `audience`.
+  abort_token issue(room_key key, rank_id audience);
 
  private:
   rank_id issuer_;
   cluster_key key_;
+  std::uint64_t epoch_;
   event_sink& sink_;
   std::uint64_t next_nonce_ = 1;
 };
 
 class abort_token_verifier {
  public:
-  abort_token_verifier(rank_id rank, const cluster_key& key, event_sink& sink);
+  // `remembered_max` bounds both memories: the (room, generation)s with accepted tokens (the
+  // oldest's memory goes when full) and the forgotten ones that keep being refused.
+  abort_token_verifier(rank_id rank, const cluster_key& key, event_sink& sink,
+                       std::uint32_t remembered_max = 4096);
 
-  // Accepts a genuine token for exactly `expected`, once per presenting rank: the same token
-  // echoed by two prefill ranks is two ACKs, the same token twice from one rank is a duplicate.
-  // The token must come back to its issuer (an ACK echoing this rank's ABORT) or be presented
-  // by its issuer (an ABORT from the decode rank that made it): when two decode ranks abort
-  // the same room (DOMAIN.md B6), one rank's ACK can never satisfy the other.
+  // Accepts a genuine token for exactly `expected` that passes between its two parties: an
+  // ABORT presented by its issuer to its audience (this rank), or a drain-ACK presented by
+  // its audience back to its issuer (this rank); once per presenter.
   status<token_rejection> accept(const abort_token& token, room_key expected, rank_id presenter);
-  // Drops the duplicate memory of a finished (room, generation).
+  // The (room, generation) is over on this rank: its duplicate memory goes, and every token
+  // of it is refused from now on (token_rejection::retired), so a token captured earlier
+  // cannot be replayed. The refusal is remembered for the last `remembered_max` keys; what
+  // is older is covered by the callers' own lifetimes (decode drops an ACK for a request it
+  // no longer has before asking; prefill answers an authentic ABORT of a room that is over
+  // with a drain-ACK and changes nothing).
   void forget(room_key key);
-  std::uint32_t remembered() const { return static_cast<std::uint32_t>(seen_.size()); }
+  std::uint32_t remembered() const;  // duplicate-memory entries held
 
  private:
-  using seen_entry = std::tuple<room_key, rank_id, std::uint64_t, rank_id>;
+  using seen_entry = std::tuple<rank_id, std::uint64_t, std::uint64_t, rank_id>;
 
   rank_id rank_;
   cluster_key key_;
   event_sink& sink_;
-  std::set<seen_entry> seen_;  // (key, issuer, nonce, presenter)
+  // Per (room, generation): (issuer, epoch, nonce, presenter) of every accepted token.
+  std::map<room_key, std::set<seen_entry>> seen_;
+  bounded_key_set seen_order_;
+  bounded_key_set retired_;
 };
 
 // The MAC check alone, without duplicate memory: true when `token` was made with `key`.

@@ -83,16 +83,16 @@ void decode_receiver::abort(room_key key, std::optional<std::uint64_t> deadline_
 void decode_receiver::arm_and_send_abort(room_key key, std::optional<std::uint64_t> deadline_us) {
   request& r = requests_.at(key);
   // Armed before it is sent: an ACK can only ever match an abort that already exists.
-  r.token = state_.issuer.issue(key);
+  // One token per prefill rank, bound to it: one peer's token never serves for another's ACK.
+  for (rank_id prefill : r.prefill_ranks) r.tokens.insert_or_assign(prefill, state_.issuer.issue(key, prefill));
   r.now = phase::aborting;
   r.deadline_us = deadline_us;
   if (deadline_us) deadlines_.emplace(*deadline_us, key);
-  emit(abort_armed{key, r.prefill_ranks, r.token->nonce});
-  const abort_token token = *r.token;
-  const std::vector<rank_id> targets = r.prefill_ranks;
-  for (rank_id prefill : targets) {
-    ports_.control.send(prefill,
-                        control_message{control_kind::abort, rank_, key, token, {}, {}});
+  emit(abort_armed{key, r.prefill_ranks,
+                   r.tokens.empty() ? 0 : r.tokens.at(r.prefill_ranks.front()).nonce});
+  for (rank_id prefill : r.prefill_ranks) {
+    ports_.control.send(prefill, control_message{control_kind::abort, rank_, key,
+                                                 r.tokens.at(prefill), {}, {}});
   }
   // Historical: free on abort, whatever prefill is still writing (B1).
   if (variant_.has(bug::b1_destination_reuse)) {

@@ -91,7 +91,7 @@ class decode_receiver {
     std::vector<page_index> pages;
     std::vector<rank_id> prefill_ranks;
     phase now = phase::transferring;
-    std::optional<abort_token> token;
+    std::map<rank_id, abort_token> tokens;  // one per expected prefill rank, its audience
     std::set<rank_id> acked;
     std::set<rank_id> ready;
     std::optional<std::uint64_t> deadline_us;

@@ -64,6 +64,8 @@ const char* to_string(token_rejection rejection) {
       return "duplicate";
     case token_rejection::foreign_issuer:
       return "foreign_issuer";
+    case token_rejection::retired:
+      return "retired";
   }
   return "unknown_token_rejection";
 }

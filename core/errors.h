@@ -36,7 +36,11 @@ enum class token_rejection : std::uint8_t {
   stale_generation,   // genuine, but for an older incarnation of this room
   future_generation,  // genuine, but for a newer incarnation than the one asked about
   duplicate,          // genuine and already accepted once
-  foreign_issuer,     // genuine, but neither issued by this rank nor presented by its issuer
+  // Genuine, but not passing between its two parties: an ABORT must come from the token's
+  // issuer to its audience, a drain-ACK from its audience back to its issuer. One prefill
+  // peer's token never serves for another's ACK.
+  foreign_issuer,
+  retired,  // genuine, but its (room, generation) is over here: a replay after forget
 };
 
 const char* to_string(ledger_error error);

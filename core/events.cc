@@ -84,11 +84,11 @@ struct describer {
         << " attempted=" << to_string(e.attempted) << " reason=" << to_string(e.reason);
   }
   void operator()(const token_issued& e) const {
-    out << "token_issued " << to_string(e.key) << " nonce=" << e.nonce;
+    out << "token_issued " << to_string(e.key) << " nonce=" << e.nonce << " audience=" << e.audience;
   }
   void operator()(const token_accepted& e) const {
     out << "token_accepted " << to_string(e.key) << " nonce=" << e.nonce << " issuer=" << e.issuer
-        << " presenter=" << e.presenter;
+        << " presenter=" << e.presenter << " audience=" << e.audience;
   }
   void operator()(const token_rejected& e) const {
     out << "token_rejected " << to_string(e.reason) << " expected=" << to_string(e.expected)

@@ -134,12 +134,14 @@ struct status_update_ignored {
 struct token_issued {
   room_key key;
   std::uint64_t nonce = 0;
+  rank_id audience = 0;  // the one prefill rank it is good for
 };
 struct token_accepted {
   room_key key;
   std::uint64_t nonce = 0;
   rank_id issuer = 0;     // who the token says issued it
   rank_id presenter = 0;  // who presented it (the message's sender)
+  rank_id audience = 0;   // who the token says it is for
 };
 struct token_rejected {
   room_key expected;

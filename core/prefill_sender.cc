@@ -184,6 +184,11 @@ void prefill_sender::on_abort(const control_message& abort) {
   owner_.check();
   if (!abort.token) return;  // an unauthenticated ABORT touches nothing
   const room_key key = abort.key;
+  // The verifier's duplicate memory outlives the room on purpose (bounded by its capacity):
+  // a replayed ABORT of a request that is over is refused as a duplicate, so it cannot plant
+  // a before-open tombstone that pushes out one a late sender still needs, while a late first
+  // ABORT from another decode rank is still accepted and answered. Prefill never retires a
+  // key (forget): it cannot tell a late first ABORT from a replay without that memory.
   if (!state_.tokens.accept(*abort.token, key, abort.from)) return;  // rejection is an event
   const ack_target target{abort.from, *abort.token};
   const auto it = rooms_.find(key);

@@ -66,9 +66,9 @@ struct page_lists {
   std::vector<std::vector<core::page_index>> destination;
 };
 
+// Drawn once per run from the CSPRNG, like every cluster key (never a constant).
 core::cluster_key bench_key() {
-  core::cluster_key key;
-  for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<std::uint8_t>(i);
+  static const core::cluster_key key = real::draw_cluster_key();
   return key;
 }
 

@@ -1,6 +1,7 @@
 #include "real_backend/script_support.h"
 
 #include "core/abort_token.h"
+#include "real_backend/token_epoch.h"
 
 namespace kvsim::real {
 namespace {
@@ -75,11 +76,12 @@ std::optional<core::variant> real_variant(std::string_view name) {
   return core::variant::from_name(name);
 }
 
+// The run's cluster key: drawn once per process from libsodium's CSPRNG (both ranks of a run
+// live in this process and share it; a deployment distributes its key to its ranks over its
+// own secure channel). Never a constant in the source: a constant key lets anyone who reads
+// the code mint drain-ACKs.
 core::cluster_key run_key() {
-  core::cluster_key key;
-  for (std::size_t i = 0; i < key.bytes.size(); ++i) {
-    key.bytes[i] = static_cast<std::uint8_t>(0xa5 ^ (i * 7));
-  }
+  static const core::cluster_key key = draw_cluster_key();
   return key;
 }
 

@@ -14,4 +14,11 @@ std::uint64_t draw_token_epoch() {
   return epoch;
 }
 
+core::cluster_key draw_cluster_key() {
+  if (sodium_init() < 0) throw real_backend_error("libsodium could not be initialised");
+  core::cluster_key key;
+  randombytes_buf(key.bytes.data(), key.bytes.size());
+  return key;
+}
+
 }  // namespace kvsim::real

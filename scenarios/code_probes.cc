@@ -24,6 +24,7 @@ constexpr std::array<const char*, probe_count> probe_names{
     "duplicate_abort_ignored",
     "duplicate_ack_ignored",
     "stale_generation_ack_ignored",
+    "foreign_party_token_refused",
     "failed_kept_sticky",
     "pending_prefetch_revoked",
     "active_prefetch_drained",
@@ -162,8 +163,11 @@ void probe_counter::observe_core(const core::event& e) {
               case core::token_rejection::duplicate:
                 hit(at_decode ? probe::duplicate_ack_ignored : probe::duplicate_abort_ignored);
                 break;
-              case core::token_rejection::foreign_room:
               case core::token_rejection::foreign_issuer:
+                hit(probe::foreign_party_token_refused);
+                break;
+              case core::token_rejection::retired:  // decode drops late ACKs before asking
+              case core::token_rejection::foreign_room:
                 break;
             }
           },

@@ -49,6 +49,10 @@ core::cluster_key world_key() {
   return key;
 }
 
+// Each issuer's epoch: a real rank draws it at random when it starts; the simulated ranks
+// start once per run, so any distinct nonzero value per rank is such a draw.
+std::uint64_t issuer_epoch(rank_id rank) { return 0x6b7673696d000000ULL + rank + 1; }
+
 }  // namespace
 
 struct transfer_world::parts {
@@ -88,7 +92,7 @@ struct transfer_world::parts {
           ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
                  core::ledger_options{p.spec.topology.allocation,
                                       core::release_policy::defer_while_leased}),
-          issuer(rank, world_key(), p.world.core_sink()),
+          issuer(rank, world_key(), issuer_epoch(rank), p.world.core_sink()),
           verifier(rank, world_key(), p.world.core_sink()),
           receiver(rank,
                    {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},

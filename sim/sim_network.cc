@@ -34,18 +34,21 @@ enum class forgery : std::uint32_t {
   both_generations_max,    // token and message agree on a generation nobody issued
   token_stripped,
   // Another peer of the receiver presents the genuine token in its own message (a rank that
-  // learned it replays it): a token is good only from its issuer. Not drawn for a token the
-  // receiver issued itself (decode's own token in an ACK): the transport's connection, not
-  // the token, says which prefill rank an ACK came from.
+  // learned it replays it): an ABORT is good only from the token's issuer, and a drain-ACK
+  // only from its audience, so one prefill peer's token never serves for another's ACK.
   relayed_by_other_peer,
   reattributed,             // the token's issuer and the message's sender both made that peer
   both_rooms_other,         // token and message agree on another room
-  // One bit of one of the token's fields flipped (room, generation, issuer or nonce, any bit
-  // of its width): the MAC must cover every bit of every field, not only the low ones.
+  token_audience_other,     // the token claims another audience
+  // Another peer presents the token rewritten to name it as the audience (the MAC covers it).
+  readdressed_to_other_peer,
+  // One bit of one of the token's fields flipped (room, generation, issuer, audience, epoch
+  // or nonce, any bit of its width): the MAC must cover every bit of every field.
   token_field_bit,
 };
 constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::token_field_bit) + 1;
-constexpr std::uint32_t token_field_bits = 64 + 32 + 32 + 64;  // room, generation, issuer, nonce
+// room, generation, issuer, audience, epoch, nonce
+constexpr std::uint32_t token_field_bits = 64 + 32 + 32 + 32 + 64 + 64;
 
 template <class T>
 void flip_bit(T& field, std::uint32_t bit) {
@@ -85,6 +88,11 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
       ++t.key.room;
       ++m.key.room;
       break;
+    case forgery::token_audience_other: ++t.audience; break;
+    case forgery::readdressed_to_other_peer:
+      t.audience = peer;
+      m.from = peer;
+      break;
     case forgery::token_field_bit:
       if (byte < 64) {
         flip_bit(t.key.room, byte);
@@ -92,8 +100,12 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
         flip_bit(t.key.generation, byte - 64);
       } else if (byte < 128) {
         flip_bit(t.issuer, byte - 96);
+      } else if (byte < 160) {
+        flip_bit(t.audience, byte - 128);
+      } else if (byte < 224) {
+        flip_bit(t.epoch, byte - 160);
       } else {
-        flip_bit(t.nonce, byte - 128);
+        flip_bit(t.nonce, byte - 224);
       }
       break;
   }
@@ -199,13 +211,13 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
           : how == forgery::token_field_bit ? world_.choose(forge_byte_tag, token_field_bits)
                                             : 0;
       core::rank_id peer = message.from;
-      if (how == forgery::relayed_by_other_peer || how == forgery::reattributed) {
+      if (how == forgery::relayed_by_other_peer || how == forgery::reattributed ||
+          how == forgery::readdressed_to_other_peer) {
         std::vector<core::rank_id> others;
         for (const core::rank_id p : peers_of_[to]) {
           if (p != message.from && p != message.token->issuer) others.push_back(p);
         }
-        const bool own_token = message.token->issuer == to;
-        if (others.empty() || (how == forgery::relayed_by_other_peer && own_token)) continue;
+        if (others.empty()) continue;
         peer = others[world_.choose(forge_peer_tag, static_cast<std::uint32_t>(others.size()))];
       }
       inject(forged(message, how, byte, peer));

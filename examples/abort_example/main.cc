@@ -20,6 +20,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <random>
 #include <vector>
 
 #include "core/decode_receiver.h"
@@ -141,11 +142,21 @@ struct decode_side {
   std::unique_ptr<core::decode_receiver> receiver;
 };
 
+// 64 random bits, never zero: a fresh epoch for an abort-token issuer at every start.
+std::uint64_t draw_epoch() {
+  std::random_device entropy;
+  std::uint64_t epoch = 0;
+  while (epoch == 0) epoch = (std::uint64_t{entropy()} << 32) | entropy();
+  return epoch;
+}
+
 void setup(ports& p, prefill_side& prefill, decode_side& decode) {
-  // One secret per cluster, shared by every rank; a deployment draws it at random and
-  // distributes it (a constant here only so the run is reproducible).
+  // One secret per cluster, shared by every rank: drawn at random, never a constant in the
+  // source (a deployment distributes it to its ranks over its own secure channel). The core
+  // wipes every copy it holds when it is destroyed.
   core::cluster_key key;
-  key.bytes.fill(0x5a);
+  std::random_device entropy;
+  for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(entropy());
   const core::variant safe = core::variant::safe();  // production: every historical bug off
 
   prefill.ledger = std::make_unique<core::page_ledger>(prefill_rank, 16, p.events);
@@ -158,7 +169,9 @@ void setup(ports& p, prefill_side& prefill, decode_side& decode) {
       safe);
 
   decode.ledger = std::make_unique<core::page_ledger>(decode_rank, 8, p.events);
-  decode.issuer = std::make_unique<core::abort_token_issuer>(decode_rank, key, p.events);
+  // The epoch is drawn at every start, so a restarted rank never mints a token that an
+  // earlier capture holds (the nonce counter restarts; the epoch does not repeat).
+  decode.issuer = std::make_unique<core::abort_token_issuer>(decode_rank, key, draw_epoch(), p.events);
   decode.tokens = std::make_unique<core::abort_token_verifier>(decode_rank, key, p.events);
   decode.receiver = std::make_unique<core::decode_receiver>(
       decode_rank, core::decode_ports{p.decode_messenger, p.time, p.events, p.peers},
@@ -204,7 +217,9 @@ int main() {
   step("prefill: allocate source pages, open the request, queue one chunk");
   const auto source = prefill.ledger->allocate(request, 4);
   if (!source) return refused("allocate");
-  if (!prefill.sender->open(request, source.value())) return refused("open");
+  // Decode rank `decode_rank` waits for this request: the sender tells it the outcome.
+  const core::rank_id waiting[] = {decode_rank};
+  if (!prefill.sender->open(request, source.value(), waiting)) return refused("open");
   if (!prefill.sender->send_chunk(request, decode_rank, source.value(), destination.at(request),
                                   /*siblings=*/1)) {
     return refused("send_chunk");

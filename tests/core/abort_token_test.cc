@@ -71,12 +71,12 @@ class AbortTokens : public ::testing::Test {
   }
 
   recording_sink sink;
-  abort_token_issuer issuer{decode_rank, our_cluster, sink};
+  abort_token_issuer issuer{decode_rank, our_cluster, 1, sink};
   abort_token_verifier verifier{verifier_rank, our_cluster, sink};
 };
 
 TEST_F(AbortTokens, IssueBindsTheRoomGenerationAndIssuerAndIsEmitted) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   EXPECT_EQ(token.key, request_a);
   EXPECT_EQ(token.issuer, decode_rank);
   EXPECT_EQ(token.nonce, 1u);
@@ -91,23 +91,23 @@ TEST_F(AbortTokens, IssueBindsTheRoomGenerationAndIssuerAndIsEmitted) {
 }
 
 TEST_F(AbortTokens, NoncesStrictlyIncreasePerIssuer) {
-  abort_token_issuer another{decode_rank + 1, our_cluster, sink};
+  abort_token_issuer another{decode_rank + 1, our_cluster, 1, sink};
   std::uint64_t last = 0;
   for (const room_key& key : {request_a, request_a, request_b, request_a_next, request_a}) {
-    const abort_token token = issuer.issue(key);
+    const abort_token token = issuer.issue(key, prefill_rank);
     EXPECT_GT(token.nonce, last);
     last = token.nonce;
     // Another issuer's tokens do not advance this issuer's nonces.
-    (void)another.issue(key);
+    (void)another.issue(key, prefill_rank);
   }
-  const abort_token first_of_another = abort_token_issuer{decode_rank + 2, our_cluster, sink}
-                                           .issue(request_a);
+  const abort_token first_of_another = abort_token_issuer{decode_rank + 2, our_cluster, 1, sink}
+                                           .issue(request_a, prefill_rank);
   EXPECT_EQ(first_of_another.nonce, 1u) << "nonces are per issuer";
 }
 
 TEST_F(AbortTokens, TwoTokensForTheSameRoomAreDistinct) {
-  const abort_token first = issuer.issue(request_a);
-  const abort_token second = issuer.issue(request_a);
+  const abort_token first = issuer.issue(request_a, prefill_rank);
+  const abort_token second = issuer.issue(request_a, prefill_rank);
   EXPECT_NE(first.nonce, second.nonce);
   EXPECT_NE(first.mac, second.mac);
   EXPECT_TRUE(verifier.accept(first, request_a, prefill_rank));
@@ -116,7 +116,7 @@ TEST_F(AbortTokens, TwoTokensForTheSameRoomAreDistinct) {
 }
 
 TEST_F(AbortTokens, AGenuineTokenIsAcceptedOnceForItsRoomAndGeneration) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   sink.clear();
   ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
   ASSERT_EQ(sink.size(), 1u);
@@ -129,47 +129,76 @@ TEST_F(AbortTokens, AGenuineTokenIsAcceptedOnceForItsRoomAndGeneration) {
 }
 
 TEST_F(AbortTokens, TheSameTokenAgainFromTheSamePresenterIsADuplicate) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
   expect_refusal(token, request_a, prefill_rank, token_rejection::duplicate);
 }
 
-TEST_F(AbortTokens, TheEchoFromASecondPrefillRankIsAnotherAck) {
-  const abort_token token = issuer.issue(request_a);
-  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
-  sink.clear();
-  EXPECT_TRUE(verifier.accept(token, request_a, second_prefill_rank));
-  EXPECT_EQ(sink.count<token_accepted>(), 1u);
-  EXPECT_EQ(verifier.remembered(), 2u);
-  expect_refusal(token, request_a, second_prefill_rank, token_rejection::duplicate);
+// Issue 12's attack: the MAC did not cover who presents the token, so one prefill peer could
+// present another's token as that peer's drain-ACK and decode freed early. Before the fix the
+// second prefill rank's echo below was accepted as its ACK.
+TEST_F(AbortTokens, OnePrefillPeersTokenNeverServesForAnothersAck) {
+  const abort_token token = issuer.issue(request_a, prefill_rank);
+  expect_refusal(token, request_a, second_prefill_rank, token_rejection::foreign_issuer);
+  // Rewriting the audience to the presenter breaks the MAC.
+  abort_token readdressed = token;
+  readdressed.audience = second_prefill_rank;
+  expect_refusal(readdressed, request_a, second_prefill_rank, token_rejection::forged);
+  // Its own audience's echo is the ACK, and each peer gets its own token.
+  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  const abort_token second = issuer.issue(request_a, second_prefill_rank);
+  EXPECT_TRUE(verifier.accept(second, request_a, second_prefill_rank));
+}
+
+// Issue 12's attack: nonces restarted at 1 for every issuer, so a restarted decode rank minted
+// the very tokens an earlier capture holds. The epoch drawn at start makes them differ.
+TEST_F(AbortTokens, ARestartedIssuerNeverMintsATokenCapturedBeforeTheRestart) {
+  const abort_token before = issuer.issue(request_a, prefill_rank);
+  abort_token_issuer restarted{decode_rank, our_cluster, 2, sink};
+  const abort_token after = restarted.issue(request_a, prefill_rank);
+  EXPECT_EQ(before.nonce, after.nonce) << "the counter restarts";
+  EXPECT_NE(before.epoch, after.epoch);
+  EXPECT_NE(before.mac, after.mac);
+  abort_token replayed = before;
+  replayed.epoch = after.epoch;  // a capture passed off as the new epoch's
+  expect_refusal(replayed, request_a, prefill_rank, token_rejection::forged);
+}
+
+TEST(AbortTokenIssuerDeathTest, AnIssuerWithoutAnEpochRefusesToExist) {
+  EXPECT_DEATH(
+      {
+        recording_sink sink;
+        abort_token_issuer issuer(decode_rank, our_cluster, 0, sink);
+      },
+      "epoch");
 }
 
 TEST_F(AbortTokens, AStaleAckForTheOldIncarnationOfAReusedRoomIsRejected) {
-  const abort_token old_token = issuer.issue(request_a);
+  const abort_token old_token = issuer.issue(request_a, prefill_rank);
   expect_refusal(old_token, request_a_next, prefill_rank, token_rejection::stale_generation);
 }
 
 TEST_F(AbortTokens, ATokenForANewerIncarnationIsRejected) {
-  const abort_token new_token = issuer.issue(request_a_next);
+  const abort_token new_token = issuer.issue(request_a_next, prefill_rank);
   expect_refusal(new_token, request_a, prefill_rank, token_rejection::future_generation);
 }
 
 TEST_F(AbortTokens, ATokenForAnotherRoomIsRejected) {
-  const abort_token token = issuer.issue(request_b);
+  const abort_token token = issuer.issue(request_b, prefill_rank);
   expect_refusal(token, request_a, prefill_rank, token_rejection::foreign_room);
   // Another room with another generation is still foreign first.
   expect_refusal(token, request_a_next, prefill_rank, token_rejection::foreign_room);
 }
 
 TEST_F(AbortTokens, ARejectedPresentationDoesNotConsumeTheToken) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   expect_refusal(token, request_b, prefill_rank, token_rejection::foreign_room);
   expect_refusal(token, request_a_next, prefill_rank, token_rejection::stale_generation);
   EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
 }
 
 TEST_F(AbortTokens, EveryTamperedMacByteIsForged) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   for (std::size_t i = 0; i < token.mac.size(); ++i) {
     abort_token tampered = token;
     tampered.mac[i] ^= 0x01;
@@ -180,7 +209,7 @@ TEST_F(AbortTokens, EveryTamperedMacByteIsForged) {
 }
 
 TEST_F(AbortTokens, TamperedFieldsAreForged) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   abort_token nonce = token;
   nonce.nonce += 1;
   expect_refusal(nonce, request_a, prefill_rank, token_rejection::forged);
@@ -200,42 +229,56 @@ TEST_F(AbortTokens, TamperedFieldsAreForged) {
 
 TEST_F(AbortTokens, ATokenFromAnotherClusterIsForged) {
   recording_sink other_sink;
-  abort_token_issuer foreign_issuer{decode_rank, other_cluster, other_sink};
-  const abort_token token = foreign_issuer.issue(request_a);
+  abort_token_issuer foreign_issuer{decode_rank, other_cluster, 1, other_sink};
+  const abort_token token = foreign_issuer.issue(request_a, prefill_rank);
   EXPECT_TRUE(is_authentic(token, other_cluster));
   expect_refusal(token, request_a, prefill_rank, token_rejection::forged);
 }
 
 TEST_F(AbortTokens, ForgedIsCheckedBeforeTheDuplicateMemory) {
-  const abort_token token = issuer.issue(request_a);
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
   abort_token tampered = token;
   tampered.mac[0] ^= 0x80;
   expect_refusal(tampered, request_a, prefill_rank, token_rejection::forged);
 }
 
-TEST_F(AbortTokens, ForgetLetsTheSameTokenBeAcceptedAgain) {
-  const abort_token token = issuer.issue(request_a);
-  const abort_token other = issuer.issue(request_a_next);
+// Issue 12's attack: after forget(K) a replayed token of K was accepted again. Now forget
+// retires K: its memory goes, and its tokens are refused from then on.
+TEST_F(AbortTokens, AfterForgetAReplayedTokenIsRefusedAsRetired) {
+  const abort_token token = issuer.issue(request_a, prefill_rank);
+  const abort_token second = issuer.issue(request_a, second_prefill_rank);
+  const abort_token other = issuer.issue(request_a_next, prefill_rank);
   ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
-  ASSERT_TRUE(verifier.accept(token, request_a, second_prefill_rank));
+  ASSERT_TRUE(verifier.accept(second, request_a, second_prefill_rank));
   ASSERT_TRUE(verifier.accept(other, request_a_next, prefill_rank));
   EXPECT_EQ(verifier.remembered(), 3u);
 
   verifier.forget(request_a);
   EXPECT_EQ(verifier.remembered(), 1u) << "only the forgotten (room, generation) is dropped";
-  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
-  EXPECT_TRUE(verifier.accept(token, request_a, second_prefill_rank));
+  expect_refusal(token, request_a, prefill_rank, token_rejection::retired);
+  expect_refusal(second, request_a, second_prefill_rank, token_rejection::retired);
   expect_refusal(other, request_a_next, prefill_rank, token_rejection::duplicate);
 }
 
-TEST_F(AbortTokens, ForgettingAnUnknownRoomChangesNothing) {
-  const abort_token token = issuer.issue(request_a);
+TEST_F(AbortTokens, ForgettingAnotherRoomTouchesNoMemoryOfThisOne) {
+  const abort_token token = issuer.issue(request_a, prefill_rank);
   ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
   verifier.forget(request_b);
   verifier.forget(request_a_next);
   EXPECT_EQ(verifier.remembered(), 1u);
   expect_refusal(token, request_a, prefill_rank, token_rejection::duplicate);
+}
+
+// The duplicate memory is bounded: the oldest (room, generation)'s memory goes when full.
+TEST(AbortTokenVerifierBounds, TheDuplicateMemoryKeepsAtMostItsCapacityOfRooms) {
+  recording_sink sink;
+  abort_token_issuer issuer{decode_rank, our_cluster, 1, sink};
+  abort_token_verifier verifier{verifier_rank, our_cluster, sink, 2};
+  for (room_id room = 0; room < 5; ++room) {
+    ASSERT_TRUE(verifier.accept(issuer.issue({room, 0}, prefill_rank), {room, 0}, prefill_rank));
+  }
+  EXPECT_EQ(verifier.remembered(), 2u);
 }
 
 // --- properties over random keys, rooms and generations ------------------------------------
@@ -260,11 +303,12 @@ T any_nonzero() {
 TEST_F(AbortTokens, AnAckForAnotherDecodeRanksAbortIsRejectedAsForeignIssuer) {
   // MLA fan-out (DOMAIN.md B6): decode ranks 10 and 11 both abort room 7; prefill echoes
   // rank 11's token to rank 10 by mistake. It must not count as rank 10's drain-ACK.
-  abort_token_issuer other_decode{decode_rank + 1, our_cluster, sink};
-  const abort_token theirs = other_decode.issue(request_a);
+  abort_token_issuer other_decode{decode_rank + 1, our_cluster, 1, sink};
+  const abort_token theirs = other_decode.issue(request_a, prefill_rank);
   expect_refusal(theirs, request_a, prefill_rank, token_rejection::foreign_issuer);
-  // Presented by its own issuer (an ABORT from rank 11) it is genuine.
-  EXPECT_TRUE(verifier.accept(theirs, request_a, decode_rank + 1));
+  // Presented by its own issuer to its audience (rank 11's ABORT at prefill) it is genuine.
+  abort_token_verifier at_prefill{prefill_rank, our_cluster, sink};
+  EXPECT_TRUE(at_prefill.accept(theirs, request_a, decode_rank + 1));
 }
 
 struct verifier_case {
@@ -291,41 +335,44 @@ struct verifier_case {
 };
 
 abort_token issue_one(const cluster_key& key, room_key room, rank_id issuer_rank,
-                      std::uint32_t earlier_tokens) {
+                      rank_id audience, std::uint32_t earlier_tokens) {
   recording_sink sink;
-  abort_token_issuer issuer(issuer_rank, key, sink);
-  for (std::uint32_t i = 0; i < earlier_tokens; ++i) (void)issuer.issue(room);
-  return issuer.issue(room);
+  abort_token_issuer issuer(issuer_rank, key, *rc::gen::nonZero<std::uint64_t>(), sink);
+  for (std::uint32_t i = 0; i < earlier_tokens; ++i) (void)issuer.issue(room, audience);
+  return issuer.issue(room, audience);
 }
 
 abort_token any_genuine_token(const cluster_key& key, room_key room) {
-  return issue_one(key, room, *rc::gen::arbitrary<rank_id>(),
+  return issue_one(key, room, *rc::gen::arbitrary<rank_id>(), *rc::gen::arbitrary<rank_id>(),
                    *rc::gen::inRange<std::uint32_t>(0, 4));
 }
 
-RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenIsAcceptedOncePerPresenter, ()) {
+RC_GTEST_PROP(AbortTokenProperty, AGenuineAckIsAcceptedOnceFromItsAudienceOnly, ()) {
   const cluster_key key = any_cluster_key();
   const room_key room = any_room_key();
-  // Echoed back to its issuer (the verifier's rank), by any number of presenting ranks.
-  const abort_token token = issue_one(key, room, verifier_rank,
-                                      *rc::gen::inRange<std::uint32_t>(0, 4));
+  // Echoed back to its issuer (the verifier's rank) by its audience.
+  const rank_id audience = *rc::gen::arbitrary<rank_id>();
+  RC_PRE(audience != verifier_rank);
+  const abort_token token =
+      issue_one(key, room, verifier_rank, audience, *rc::gen::inRange<std::uint32_t>(0, 4));
   RC_ASSERT(is_authentic(token, key));
   verifier_case c(key);
-  const rank_id presenter = *rc::gen::arbitrary<rank_id>();
-  RC_ASSERT(c.verifier.accept(token, room, presenter).ok());
+  // Any other peer presenting it is refused, before and after the genuine echo.
+  const rank_id other = audience ^ any_nonzero<rank_id>();
+  RC_PRE(other != verifier_rank);
+  c.assert_rejected(token, room, other, token_rejection::foreign_issuer);
+  RC_ASSERT(c.verifier.accept(token, room, audience).ok());
   RC_ASSERT(c.sink.last<token_accepted>().has_value());
   RC_ASSERT(c.sink.last<token_accepted>()->key == room);
   RC_ASSERT(c.sink.last<token_accepted>()->nonce == token.nonce);
-  c.assert_rejected(token, room, presenter, token_rejection::duplicate);
-  const rank_id echo = presenter ^ any_nonzero<rank_id>();
-  RC_ASSERT(c.verifier.accept(token, room, echo).ok());
-  c.assert_rejected(token, room, echo, token_rejection::duplicate);
+  c.assert_rejected(token, room, audience, token_rejection::duplicate);
+  c.assert_rejected(token, room, other, token_rejection::foreign_issuer);
   c.verifier.forget(room);
   RC_ASSERT(c.verifier.remembered() == 0u);
-  RC_ASSERT(c.verifier.accept(token, room, presenter).ok());
+  c.assert_rejected(token, room, audience, token_rejection::retired);
 }
 
-enum class tamper { room, generation, issuer, nonce, mac_byte };
+enum class tamper { room, generation, issuer, audience, epoch, nonce, mac_byte };
 
 void showValue(tamper t, std::ostream& os) {
   switch (t) {
@@ -337,6 +384,12 @@ void showValue(tamper t, std::ostream& os) {
       return;
     case tamper::issuer:
       os << "issuer";
+      return;
+    case tamper::audience:
+      os << "audience";
+      return;
+    case tamper::epoch:
+      os << "epoch";
       return;
     case tamper::nonce:
       os << "nonce";
@@ -351,8 +404,8 @@ RC_GTEST_PROP(AbortTokenProperty, ATamperedTokenIsRejectedAsForged, ()) {
   const cluster_key key = any_cluster_key();
   const abort_token token = any_genuine_token(key, any_room_key());
   abort_token tampered = token;
-  switch (*rc::gen::element(tamper::room, tamper::generation, tamper::issuer, tamper::nonce,
-                            tamper::mac_byte)) {
+  switch (*rc::gen::element(tamper::room, tamper::generation, tamper::issuer, tamper::audience,
+                            tamper::epoch, tamper::nonce, tamper::mac_byte)) {
     case tamper::room:
       tampered.key.room ^= any_nonzero<room_id>();
       break;
@@ -361,6 +414,12 @@ RC_GTEST_PROP(AbortTokenProperty, ATamperedTokenIsRejectedAsForged, ()) {
       break;
     case tamper::issuer:
       tampered.issuer ^= any_nonzero<rank_id>();
+      break;
+    case tamper::audience:
+      tampered.audience ^= any_nonzero<rank_id>();
+      break;
+    case tamper::epoch:
+      tampered.epoch ^= any_nonzero<std::uint64_t>();
       break;
     case tamper::nonce:
       tampered.nonce ^= any_nonzero<std::uint64_t>();
@@ -376,27 +435,33 @@ RC_GTEST_PROP(AbortTokenProperty, ATamperedTokenIsRejectedAsForged, ()) {
   // Whatever the verifier asks about, the token the forger changed or the original one.
   const room_key expected = *rc::gen::arbitrary<bool>() ? tampered.key : token.key;
   c.assert_rejected(tampered, expected, *rc::gen::arbitrary<rank_id>(), token_rejection::forged);
-  // The genuine token, presented by its issuer, is unaffected by the forgery attempt.
-  RC_ASSERT(c.verifier.accept(token, token.key, token.issuer).ok());
+  // The genuine token, presented by its issuer to its audience, is unaffected.
+  abort_token_verifier at_audience{token.audience, key, c.sink};
+  RC_ASSERT(at_audience.accept(token, token.key, token.issuer).ok());
 }
 
-RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenPresentedByItsIssuerIsAccepted, ()) {
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenPresentedByItsIssuerToItsAudienceIsAccepted, ()) {
   const cluster_key key = any_cluster_key();
   const room_key room = any_room_key();
   const abort_token token = any_genuine_token(key, room);
-  verifier_case c(key);
-  RC_ASSERT(c.verifier.accept(token, room, token.issuer).ok());
+  recording_sink sink;
+  abort_token_verifier at_audience{token.audience, key, sink};
+  RC_ASSERT(at_audience.accept(token, room, token.issuer).ok());
 }
 
-// DOMAIN.md B6: two decode ranks abort the same room; an ACK carrying one rank's token must
-// never count for the other. Genuine, right room and generation, and still refused.
-RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenAwayFromItsIssuerIsRejectedAsForeignIssuer, ()) {
+// DOMAIN.md B6 and issue 12: a token passes only between its issuer and its audience. Genuine,
+// right room and generation, and still refused when anyone else presents it or receives it.
+RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenBetweenOtherPartiesIsRejectedAsForeignIssuer, ()) {
   const cluster_key key = any_cluster_key();
   const room_key room = any_room_key();
-  const rank_id issuer = verifier_rank ^ any_nonzero<rank_id>();
-  const abort_token token = issue_one(key, room, issuer, *rc::gen::inRange<std::uint32_t>(0, 4));
+  const rank_id issuer = *rc::gen::arbitrary<rank_id>();
+  const rank_id audience = *rc::gen::arbitrary<rank_id>();
+  const abort_token token =
+      issue_one(key, room, issuer, audience, *rc::gen::inRange<std::uint32_t>(0, 4));
   const rank_id presenter = *rc::gen::arbitrary<rank_id>();
-  RC_PRE(presenter != issuer);
+  const bool abort_to_me = audience == verifier_rank && presenter == issuer;
+  const bool ack_to_me = issuer == verifier_rank && presenter == audience;
+  RC_PRE(!abort_to_me && !ack_to_me);
   verifier_case c(key);
   c.assert_rejected(token, room, presenter, token_rejection::foreign_issuer);
 }
@@ -462,8 +527,9 @@ RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenForAnotherRoomIsRejectedAsForeign
 
 // A random stream of presentations, genuine or not, against one verifier: a token is
 // accepted exactly when it was made with our key and not tampered with, names exactly the
-// (room, generation) asked about, and this presenter has not shown it before (since the last
-// forget); otherwise it is rejected with the first reason that applies.
+// (room, generation) asked about, comes from its audience, is of no forgotten (room,
+// generation), and this presenter has not shown it before; otherwise it is rejected with the
+// first reason that applies.
 struct presentation_source {
   abort_token token;
   bool genuine = false;  // issued under our cluster key
@@ -475,18 +541,19 @@ RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAcc
   other.bytes[0] ^= 0xff;
   const std::vector<room_key> rooms{{1, 0}, {1, 1}, {2, 0}};
   recording_sink issue_sink;
-  abort_token_issuer ours(decode_rank, key, issue_sink);
-  abort_token_issuer theirs(decode_rank, other, issue_sink);
+  abort_token_issuer ours(decode_rank, key, 1, issue_sink);
+  abort_token_issuer theirs(decode_rank, other, 1, issue_sink);
   std::vector<presentation_source> pool;
   for (const room_key& room : rooms) {
-    pool.push_back({ours.issue(room), true});
-    pool.push_back({ours.issue(room), true});
-    pool.push_back({theirs.issue(room), false});
+    pool.push_back({ours.issue(room, 0), true});
+    pool.push_back({ours.issue(room, 1), true});
+    pool.push_back({theirs.issue(room, 0), false});
   }
 
   verifier_case c(key);
   using seen_entry = std::tuple<room_key, rank_id, std::uint64_t, rank_id>;
   std::set<seen_entry> seen;
+  std::set<room_key> retired;
   const int steps = *rc::gen::inRange(1, 40);
   for (int i = 0; i < steps; ++i) {
     const std::size_t pick = *rc::gen::inRange<std::size_t>(0, pool.size());
@@ -501,6 +568,7 @@ RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAcc
     if (*rc::gen::inRange(0, 8) == 0) {
       c.verifier.forget(expected);
       std::erase_if(seen, [&](const seen_entry& e) { return std::get<0>(e) == expected; });
+      retired.insert(expected);
     }
     const seen_entry entry{token.key, token.issuer, token.nonce, presenter};
     std::optional<token_rejection> reason;
@@ -512,6 +580,10 @@ RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAcc
       reason = token_rejection::stale_generation;
     } else if (token.key.generation > expected.generation) {
       reason = token_rejection::future_generation;
+    } else if (presenter != token.audience) {
+      reason = token_rejection::foreign_issuer;
+    } else if (retired.contains(token.key)) {
+      reason = token_rejection::retired;
     } else if (seen.contains(entry)) {
       reason = token_rejection::duplicate;
     }

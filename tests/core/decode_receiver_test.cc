@@ -35,10 +35,13 @@ class DecodeReceiver : public ::testing::Test {
     receiver.abort(request, deadline_us);
   }
   // The drain-ACK prefill rank `from` sends back: it echoes decode's token.
+  // Each prefill rank got its own token, bound to it.
   control_message ack_from(rank_id from) const {
-    const auto aborts = control.of_kind(control_kind::abort);
-    return control_message{control_kind::abort_ack, from, request, aborts.back().message.token,
-                           {}, {}};
+    std::optional<abort_token> token;
+    for (const auto& sent : control.of_kind(control_kind::abort)) {
+      if (sent.to == from) token = sent.message.token;
+    }
+    return control_message{control_kind::abort_ack, from, request, token, {}, {}};
   }
 
   recording_sink sink;
@@ -46,7 +49,7 @@ class DecodeReceiver : public ::testing::Test {
   fake_clock clock;
   fake_liveness peers;
   page_ledger ledger{decode_rank, 8, sink};
-  abort_token_issuer issuer{decode_rank, test_key(), sink};
+  abort_token_issuer issuer{decode_rank, test_key(), 1, sink};
   abort_token_verifier verifier{decode_rank, test_key(), sink};
   decode_receiver receiver;
 };
@@ -91,7 +94,7 @@ TEST_F(DecodeReceiver, AnAckForTheOlderRequestOnTheSameRoomDoesNotCount) {
   start_and_abort();
   control_message stale = ack_from(0);
   stale.key = older_request;
-  stale.token = issuer.issue(older_request);
+  stale.token = issuer.issue(older_request, 0);
   receiver.on_message(stale);
   EXPECT_EQ(sink.count<drain_ack_counted>(), 0u);
 }
@@ -319,7 +322,7 @@ TEST(DecodeReceiverBounds, TheEarlyBufferIsBoundedAndOlderGenerationsAreDropped)
   fake_clock clock;
   fake_liveness peers;
   page_ledger ledger{decode_rank, 8, sink};
-  abort_token_issuer issuer{decode_rank, test_key(), sink};
+  abort_token_issuer issuer{decode_rank, test_key(), 1, sink};
   abort_token_verifier verifier{decode_rank, test_key(), sink};
   decode_receiver receiver{decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier},
                            variant::safe(), decode_limits{16, 2}};

@@ -39,7 +39,7 @@ class PrefillSender : public ::testing::Test {
     return sender.send_chunk(request, decode_rank, source, destination, siblings);
   }
   control_message abort_from(rank_id decode, abort_token_issuer& issuer) {
-    return control_message{control_kind::abort, decode, request, issuer.issue(request), {}, {}};
+    return control_message{control_kind::abort, decode, request, issuer.issue(request, prefill_rank), {}, {}};
   }
 
   recording_sink sink;
@@ -49,8 +49,8 @@ class PrefillSender : public ::testing::Test {
   room_lifetimes lifetimes{prefill_rank, sink, 16};
   transfer_status_table statuses{prefill_rank, sink};
   abort_token_verifier verifier{prefill_rank, test_key(), sink};
-  abort_token_issuer decode_tokens{decode_rank, test_key(), sink};
-  abort_token_issuer second_decode_tokens{second_decode_rank, test_key(), sink};
+  abort_token_issuer decode_tokens{decode_rank, test_key(), 1, sink};
+  abort_token_issuer second_decode_tokens{second_decode_rank, test_key(), 2, sink};
   prefill_sender sender;
   std::vector<page_index> source;
   const std::vector<page_index> destination{10, 11, 12, 13};

@@ -73,28 +73,42 @@ TEST(AbortAuthorityChecker, FiresWhenAnotherRankAcceptedIt) {
 
 TEST(AbortAuthorityChecker, FiresOnATokenAcceptedFromARankThatDidNotIssueIt) {
   event_builder log;
-  log.decided(1, core::token_issued{request_a, 4});
-  const auto relayed = log.at(5).decided(0, core::token_accepted{request_a, 4, 1, 2});
+  log.decided(1, core::token_issued{request_a, 4, 0});
+  const auto relayed = log.at(5).decided(0, core::token_accepted{request_a, 4, 1, 2, 0});
   abort_authority_checker checker;
   const sim::finding expected{
       "I2",
-      "I2: rank 0's verifier accepted the token of room 7/gen 0 (issuer rank 1, nonce 4) from "
-      "rank 2 at step 5: a token is good only from its issuer",
+      "I2: rank 0's verifier accepted the token of room 7/gen 0 (issuer rank 1, audience rank 0, "
+      "nonce 4) from rank 2 at step 5: a token is good only between its issuer and its audience",
       {relayed},
       {}};
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
+// Issue 12's attack as the decode rank's verifier would have taken it: prefill rank 3 echoes
+// the token decode rank 1 made for prefill rank 0, as if it were its own drain-ACK.
+TEST(AbortAuthorityChecker, FiresOnAnAckEchoedByAPeerTheTokenWasNotFor) {
+  event_builder log;
+  log.decided(1, core::token_issued{request_a, 4, 0});
+  const auto echoed = log.at(6).decided(1, core::token_accepted{request_a, 4, 1, 3, 0});
+  abort_authority_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->evidence, std::vector<std::size_t>{echoed});
+  EXPECT_NE(found->message.find("between its issuer and its audience"), std::string::npos);
+}
+
 TEST(AbortAuthorityChecker, FiresOnATokenAcceptedTwiceFromOnePresenter) {
   event_builder log;
-  log.decided(1, core::token_issued{request_a, 4});
-  const auto first = log.at(4).decided(0, core::token_accepted{request_a, 4, 1, 1});
-  const auto again = log.at(9).decided(0, core::token_accepted{request_a, 4, 1, 1});
+  log.decided(1, core::token_issued{request_a, 4, 0});
+  const auto first = log.at(4).decided(0, core::token_accepted{request_a, 4, 1, 1, 0});
+  const auto again = log.at(9).decided(0, core::token_accepted{request_a, 4, 1, 1, 0});
   abort_authority_checker checker;
   const sim::finding expected{
       "I2",
-      "I2: rank 0's verifier accepted the token of room 7/gen 0 (issuer rank 1, nonce 4) from "
-      "rank 1 a second time at step 9 (first at step 4): a replayed message must be refused",
+      "I2: rank 0's verifier accepted the token of room 7/gen 0 (issuer rank 1, audience rank 0, "
+      "nonce 4) from rank 1 a second time at step 9 (first at step 4): a replayed message must "
+      "be refused",
       {first, again},
       {}};
   EXPECT_EQ(observe_all(checker, log.events()), expected);
@@ -118,14 +132,15 @@ TEST(AbortAuthorityChecker, FiresOnARefusalWhoseKeysSayAnotherReason) {
 
 TEST(AbortAuthorityChecker, QuietOnAnIssuedAndAcceptedToken) {
   event_builder log;
-  log.decided(1, core::token_issued{request_a, 4});
-  log.decided(0, core::token_accepted{request_a, 4, 1, 1});
+  log.decided(1, core::token_issued{request_a, 4, 0});
+  log.decided(0, core::token_accepted{request_a, 4, 1, 1, 0});
   log.decided(0, core::ack_target_registered{request_a, 1, 4});
-  log.decided(2, core::token_issued{request_b, 1});
-  log.decided(0, core::token_accepted{request_b, 1, 2, 2});
-  // Decode rank 1 hears its own token back from two prefill ranks: once from each.
-  log.decided(1, core::token_accepted{request_a, 4, 1, 0});
-  log.decided(1, core::token_accepted{request_a, 4, 1, 3});
+  log.decided(2, core::token_issued{request_b, 1, 0});
+  log.decided(0, core::token_accepted{request_b, 1, 2, 2, 0});
+  // Decode rank 1 hears its tokens back from the two prefill ranks they were made for.
+  log.decided(1, core::token_issued{request_a, 5, 3});
+  log.decided(1, core::token_accepted{request_a, 4, 1, 0, 0});
+  log.decided(1, core::token_accepted{request_a, 5, 1, 3, 3});
   log.decided(0, core::token_rejected{request_b, request_a, 4, core::token_rejection::stale_generation});
   log.decided(0, core::token_rejected{request_a, request_b, 4, core::token_rejection::future_generation});
   log.decided(0, core::token_rejected{request_a, {8, 0}, 4, core::token_rejection::foreign_room});

@@ -39,21 +39,21 @@ delivered run_with(fault_profile profile, std::uint64_t seed, bool second_peer =
   world w(chooser, world_config{20'000, 64 * 1024, profile});
   sim_network network(w);
   null_sink sink;
-  core::abort_token_issuer issuer(1, test_key(), sink);
-  core::abort_token_issuer other_issuer(2, test_key(), sink);
+  core::abort_token_issuer issuer(1, test_key(), 1, sink);
+  core::abort_token_issuer other_issuer(2, test_key(), 2, sink);
   delivered out;
   const std::vector<core::room_key> keys{{5, 0}, {5, 1}};
   const core::room_key other_room{9, 0};
   if (second_peer) {
     w.spawn({2, "decode", 0}, [&] {
       network.endpoint(2).send(
-          0, {core::control_kind::abort, 2, other_room, other_issuer.issue(other_room), {}, {}});
+          0, {core::control_kind::abort, 2, other_room, other_issuer.issue(other_room, 0), {}, {}});
     });
   }
   w.spawn({1, "decode", 0}, [&] {
     if (second_peer) w.wait_virtual(5);  // after rank 2's ABORT: rank 0 knows both peers
     for (const core::room_key& key : keys) {
-      network.endpoint(1).send(0, {core::control_kind::abort, 1, key, issuer.issue(key), {}, {}});
+      network.endpoint(1).send(0, {core::control_kind::abort, 1, key, issuer.issue(key, 0), {}, {}});
     }
   });
   w.spawn({0, "prefill", 0}, [&] {

@@ -260,14 +260,17 @@ core_under_test set_up_core(const core_ports& p, const soak_config& config) {
   c.prefill_ledger = std::make_unique<page_ledger>(prefill_rank, config.pages_per_rank, p.events);
   c.lifetimes = std::make_unique<room_lifetimes>(prefill_rank, p.events, config.tombstones_max);
   c.statuses = std::make_unique<transfer_status_table>(prefill_rank, p.events);
-  c.prefill_tokens = std::make_unique<abort_token_verifier>(prefill_rank, key, p.events);
+  // Prefill's duplicate memory outlives each room (a replayed ABORT must stay refused); its
+  // capacity bounds it, sized here like the tombstone tables.
+  c.prefill_tokens =
+      std::make_unique<abort_token_verifier>(prefill_rank, key, p.events, config.tombstones_max);
   c.prefill = std::make_unique<prefill_sender>(
       prefill_rank, prefill_ports{p.transfers, p.prefill_control, p.events},
       prefill_state{*c.prefill_ledger, *c.lifetimes, *c.statuses, *c.prefill_tokens},
       variant::safe());
 
   c.decode_ledger = std::make_unique<page_ledger>(decode_rank, config.pages_per_rank, p.events);
-  c.issuer = std::make_unique<abort_token_issuer>(decode_rank, key, p.events);
+  c.issuer = std::make_unique<abort_token_issuer>(decode_rank, key, key_bytes.next() | 1, p.events);
   c.decode_tokens = std::make_unique<abort_token_verifier>(decode_rank, key, p.events);
   c.decode = std::make_unique<decode_receiver>(
       decode_rank, decode_ports{p.decode_control, p.time, p.events, p.peers},
@@ -531,7 +534,8 @@ struct soak_driver::impl final : finish_listener, transfer_planner {
         r.source_allocated = true;
       }
       ++ops;
-      if (cut.prefill->open(r.key, r.source)) {
+      const rank_id decode_ranks[] = {decode_rank};
+      if (cut.prefill->open(r.key, r.source, decode_ranks)) {
         r.opened = true;
         if (r.kind == request_kind::abort_before_open) {
           ++summary.late_opens_admitted;  // the tombstone did not stop it: note it, wind down
@@ -571,20 +575,17 @@ struct soak_driver::impl final : finish_listener, transfer_planner {
     }
     ++ops;
     if (cut.prefill->chunk_failed(r.key)) {
-      report_outcome_to_decode(r.key, false);
       finish(r);
       return;
     }
     if (r.stop_sending) {  // refused for no reason the driver knows of
       if (r.kind != request_kind::abort_before_open) ++summary.chunks_refused;
-      report_outcome_to_decode(r.key, false);
       finish(r);
       return;
     }
     if (r.chunks_sent < r.chunks_total) return;
     ++ops;
     if (!cut.prefill->in_flight(r.key)) {
-      report_outcome_to_decode(r.key, true);
       finish(r);
     }
   }
@@ -595,18 +596,9 @@ struct soak_driver::impl final : finish_listener, transfer_planner {
     r.finish_called = true;
   }
 
-  // THE ONE PLACE where the driver tells decode how prefill's side of a request ended. The
-  // core's prefill_sender does not send it today (SGLang's sender does): a success is a
-  // chunk_ready, a failure a status Failed, from the prefill rank to the decode rank. The lead
-  // is moving this into prefill_sender; once it sends them itself, this becomes a no-op.
-  void report_outcome_to_decode(room_key key, bool succeeded) {
-    control_message m;
-    m.kind = succeeded ? control_kind::chunk_ready : control_kind::status;
-    m.from = prefill_rank;
-    m.key = key;
-    if (!succeeded) m.status = kv_status::failed;
-    prefill_control.send(decode_rank, m);
-  }
+  // How prefill's side of a request ended reaches decode from the core itself: the sender
+  // was opened with the decode rank and tells it (chunk_ready or a failed status) once the
+  // request is finished there and nothing is in flight.
 
   void decode_step(request& r) {
     if (!r.chunk_ready_seen || r.complete_called) return;
