@@ -102,6 +102,10 @@ class storage_io {
   virtual ~storage_io() = default;
   virtual storage_handle read_pages(room_key owner, const std::vector<page_index>& host_pages) = 0;
   virtual storage_poll poll(storage_handle handle) = 0;
+  // Blocks until the read is no longer in flight and says how it ended: the transport's own
+  // completion (a CUDA event, an I/O future), never a spin on poll. The simulator suspends
+  // the calling fiber until the read's actor ends it. There is no cancel for a storage call.
+  virtual storage_poll wait(storage_handle handle) = 0;
 };
 
 // Control messages between prefill and decode (bootstrap metadata, ABORT, ABORT_ACK, ...).

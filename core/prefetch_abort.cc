@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/invariant.h"
+
 namespace kvsim::core {
 
 prefetch_abort_coordinator::prefetch_abort_coordinator(rank_id rank, prefetch_ports ports,
@@ -40,9 +42,10 @@ prefetch_state prefetch_abort_coordinator::local_state(room_key key) const {
 }
 
 storage_poll prefetch_abort_coordinator::drain(room_key key, storage_handle io) {
-  // No cancel for a storage call in flight: wait for it to return, whatever it returns.
-  storage_poll outcome = ports_.storage.poll(io);
-  while (outcome == storage_poll::in_flight) outcome = ports_.storage.poll(io);
+  // No cancel for a storage call in flight: wait for it to return, whatever it returns. The
+  // port blocks on the read's own completion; a loop on poll would spin the owner thread.
+  const storage_poll outcome = ports_.storage.wait(io);
+  KVSIM_INVARIANT(outcome != storage_poll::in_flight, "storage_io::wait returned before the read ended");
   emit(prefetch_drained{key, outcome == storage_poll::completed});
   return outcome;
 }

@@ -90,6 +90,20 @@ core::storage_poll cuda_storage::poll(core::storage_handle handle) {
   return r.state;
 }
 
+// Blocks on the read's CUDA event (the host thread waits in the CUDA driver, not in a loop
+// of ours), then reports the read as poll does.
+core::storage_poll cuda_storage::wait(core::storage_handle handle) {
+  const auto it = reads_.find(handle);
+  if (it == reads_.end()) {
+    throw real_backend_error("wait for storage read " + std::to_string(handle) + ", which rank " +
+                             std::to_string(rank_) + " never started");
+  }
+  if (it->second.state == core::storage_poll::in_flight) {
+    KVSIM_CUDA_CHECK(cudaEventSynchronize(it->second.done));
+  }
+  return poll(handle);
+}
+
 void cuda_storage::wait_idle() {
   KVSIM_CUDA_CHECK(cudaSetDevice(device_));
   KVSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));

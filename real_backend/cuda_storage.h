@@ -44,6 +44,7 @@ class cuda_storage final : public gated_storage {
   core::storage_handle read_pages(core::room_key owner,
                                   const std::vector<core::page_index>& host_pages) override;
   core::storage_poll poll(core::storage_handle handle) override;
+  core::storage_poll wait(core::storage_handle handle) override;
   void hold(core::room_key owner, hold_gate& gate) override;  // `gate` must be a cuda_gate
   void wait_idle() override;
 

@@ -36,10 +36,12 @@ class opened_by_poll final : public core::storage_io {
     return handle;
   }
   core::storage_poll poll(core::storage_handle handle) override {
-    if (const auto owner = owners_.find(handle); owner != owners_.end()) {
-      if (const auto gate = gates_.find(owner->second); gate != gates_.end()) gate->second->open();
-    }
+    open_gate_of(handle);
     return storage_.poll(handle);
+  }
+  core::storage_poll wait(core::storage_handle handle) override {
+    open_gate_of(handle);
+    return storage_.wait(handle);
   }
   // True while a held read of `owner` has not been released (no page of it has landed).
   bool held(room_key owner) const {
@@ -51,6 +53,13 @@ class opened_by_poll final : public core::storage_io {
   gated_storage& storage_;
   std::map<room_key, hold_gate*> gates_;
   std::map<core::storage_handle, room_key> owners_;
+
+  // A held read is released by the first one to wait for it (the drain).
+  void open_gate_of(core::storage_handle handle) {
+    if (const auto owner = owners_.find(handle); owner != owners_.end()) {
+      if (const auto gate = gates_.find(owner->second); gate != gates_.end()) gate->second->open();
+    }
+  }
 };
 
 class prefetch_run {

@@ -35,7 +35,7 @@ class sim_storage final : public core::storage_io {
 
   // --- for scenarios (the core polls) ------------------------------------------------------
   // Blocks until the read is no longer in flight.
-  core::storage_poll wait(core::storage_handle handle);
+  core::storage_poll wait(core::storage_handle handle) override;
   // Blocks until `owner`'s latest read has written at least `pages` pages or returned (at
   // once when `owner` has no read): how a scenario lands an abort part-way through a read.
   void wait_progress(core::room_key owner, std::uint32_t pages);

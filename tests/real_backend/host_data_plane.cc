@@ -50,6 +50,11 @@ class host_stream {
     std::unique_lock lock(mutex_);
     changed_.wait(lock, [this] { return completed_ == enqueued_; });
   }
+  // Blocks until the operations queued up to `ticket` have run.
+  void wait_for(std::uint64_t ticket) {
+    std::unique_lock lock(mutex_);
+    changed_.wait(lock, [this, ticket] { return completed_ >= ticket; });
+  }
 
  private:
   void run() {
@@ -243,6 +248,10 @@ class host_storage final : public real::gated_storage {
   core::storage_poll poll(core::storage_handle handle) override {
     return stream_.done(reads_.at(handle)) ? core::storage_poll::completed
                                            : core::storage_poll::in_flight;
+  }
+  core::storage_poll wait(core::storage_handle handle) override {
+    stream_.wait_for(reads_.at(handle));
+    return core::storage_poll::completed;
   }
   void hold(core::room_key owner, real::hold_gate& gate) override {
     holds_[owner] = &dynamic_cast<host_gate&>(gate);
