@@ -76,13 +76,22 @@ abort_token_verifier::abort_token_verifier(rank_id rank, const cluster_key& key,
   ensure_sodium();
 }
 
+status<token_rejection> abort_token_verifier::accept_abort(const abort_token& token,
+                                                           room_key expected, rank_id presenter) {
+  // An ABORT: from the token's issuer to its audience, this prefill rank.
+  return accept(token, expected, presenter, token.audience == rank_ && presenter == token.issuer);
+}
+
+status<token_rejection> abort_token_verifier::accept_ack(const abort_token& token,
+                                                         room_key expected, rank_id presenter) {
+  // A drain-ACK: from the token's audience back to its issuer, this decode rank.
+  return accept(token, expected, presenter, token.issuer == rank_ && presenter == token.audience);
+}
+
 status<token_rejection> abort_token_verifier::accept(const abort_token& token, room_key expected,
-                                                     rank_id presenter) {
+                                                     rank_id presenter, bool between_parties) {
   std::optional<token_rejection> rejection;
   const seen_entry entry{token.issuer, token.epoch, token.nonce, presenter};
-  // An ABORT: from its issuer to its audience. A drain-ACK: from its audience to its issuer.
-  const bool abort_to_me = token.audience == rank_ && presenter == token.issuer;
-  const bool ack_to_me = token.issuer == rank_ && presenter == token.audience;
   if (!is_authentic(token, key_)) {
     rejection = token_rejection::forged;
   } else if (token.key.room != expected.room) {
@@ -91,7 +100,7 @@ status<token_rejection> abort_token_verifier::accept(const abort_token& token, r
     rejection = token_rejection::stale_generation;
   } else if (token.key.generation > expected.generation) {
     rejection = token_rejection::future_generation;
-  } else if (!abort_to_me && !ack_to_me) {
+  } else if (!between_parties) {
     rejection = token_rejection::foreign_issuer;
   } else if (retired_.contains(token.key)) {
     rejection = token_rejection::retired;

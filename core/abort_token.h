@@ -78,10 +78,15 @@ class abort_token_verifier {
   abort_token_verifier(rank_id rank, const cluster_key& key, event_sink& sink,
                        std::uint32_t remembered_max = 4096);
 
-  // Accepts a genuine token for exactly `expected` that passes between its two parties: an
-  // ABORT presented by its issuer to its audience (this rank), or a drain-ACK presented by
-  // its audience back to its issuer (this rank); once per presenter.
-  status<token_rejection> accept(const abort_token& token, room_key expected, rank_id presenter);
+  // Accepts a genuine token for exactly `expected` that passes between its two parties, in
+  // the role the caller holds, once per presenter: on a prefill rank an ABORT, presented by
+  // the token's issuer to its audience (this rank); on a decode rank a drain-ACK, presented by
+  // the token's audience back to its issuer (this rank). A token is good in one direction
+  // only: a decode rank never takes an ABORT's token for an ACK, nor the reverse.
+  status<token_rejection> accept_abort(const abort_token& token, room_key expected,
+                                       rank_id presenter);
+  status<token_rejection> accept_ack(const abort_token& token, room_key expected,
+                                     rank_id presenter);
   // The (room, generation) is over on this rank: its duplicate memory goes, and every token
   // of it is refused from now on (token_rejection::retired), so a token captured earlier
   // cannot be replayed. The refusal is remembered for the last `remembered_max` keys; what
@@ -93,6 +98,9 @@ class abort_token_verifier {
 
  private:
   using seen_entry = std::tuple<rank_id, std::uint64_t, std::uint64_t, rank_id>;
+
+  status<token_rejection> accept(const abort_token& token, room_key expected, rank_id presenter,
+                                 bool between_parties);
 
   rank_id rank_;
   cluster_key key_;

@@ -35,7 +35,8 @@ std::optional<std::vector<page_index>> decode_receiver::prealloc(room_key key,
 
 void decode_receiver::publish(room_key key) {
   owner_.check();
-  const request& r = requests_.at(key);
+  request& r = requests_.at(key);
+  lease_pages(r, key);  // from the metadata on, prefill's transport may write into them
   for (rank_id prefill : r.prefill_ranks) {
     ports_.control.send(prefill,
                         control_message{control_kind::metadata, rank_, key, std::nullopt, r.pages, {}});
@@ -154,12 +155,16 @@ void decode_receiver::on_ack(const control_message& ack) {
     key = it->first;
   } else {
     if (!ack.token) return;
-    // Only an abort still waiting hears an ACK. A late or duplicated one for a finished request
-    // is dropped before the verifier, which would otherwise remember its token for good: the
-    // request forgot its tokens when it finished, and nothing would forget this one.
+    // Only an abort still waiting hears an ACK. One for a request that finished here meets its
+    // retired key in the verifier, which refuses it with the reason on the record and
+    // remembers nothing; one for a request not aborting is dropped unread (accepting it would
+    // make the verifier remember a token no abort asked for).
     const auto waiting = requests_.find(key);
-    if (waiting == requests_.end() || !awaits_acks(waiting->second)) return;
-    if (!state_.tokens.accept(*ack.token, key, ack.from)) return;  // rejection is an event
+    if (waiting == requests_.end() || !awaits_acks(waiting->second)) {
+      if (finished_.contains(key)) (void)state_.tokens.accept_ack(*ack.token, key, ack.from);
+      return;
+    }
+    if (!state_.tokens.accept_ack(*ack.token, key, ack.from)) return;  // rejection is an event
   }
   request& r = requests_.at(key);
   if (!awaits_acks(r)) return;  // B11's match by room may find a request not aborting
@@ -189,16 +194,22 @@ void decode_receiver::finish_abort(room_key key) {
           request_outcome::aborted);
 }
 
-// Out of reuse, still owned: a quarantined destination lease on every page of the request
-// (the writer is remote, so the lease stands for whatever its transport may still post).
-void decode_receiver::hold_pages(room_key key) {
-  request& r = requests_.at(key);
-  if (r.quarantine) return;
+// The writer is remote, so the destination lease stands for whatever its transport may post.
+void decode_receiver::lease_pages(request& r, room_key key) {
+  if (r.receiving) return;
   const auto lease = state_.ledger.lease(key, lease_role::destination, r.pages);
   KVSIM_INVARIANT(lease.ok(), "an unfinished request owns its pages and none retires");
-  const auto quarantined = state_.ledger.quarantine(lease.value());
-  KVSIM_INVARIANT(quarantined.ok(), "a fresh lease can be quarantined");
-  r.quarantine = lease.value();
+  r.receiving = lease.value();
+}
+
+// Out of reuse, still owned: the destination lease on every page of the request, quarantined.
+void decode_receiver::hold_pages(room_key key) {
+  request& r = requests_.at(key);
+  if (r.receiving_quarantined) return;
+  lease_pages(r, key);
+  const auto quarantined = state_.ledger.quarantine(*r.receiving);
+  KVSIM_INVARIANT(quarantined.ok(), "the request's own destination lease can be quarantined");
+  r.receiving_quarantined = true;
 }
 
 void decode_receiver::check_peers() {
@@ -296,9 +307,16 @@ void decode_receiver::release(room_key key, release_reason reason, request_outco
   r.now = phase::done;
   emit(request_pages_released{key, reason, static_cast<std::uint32_t>(r.acked.size()),
                               static_cast<std::uint32_t>(r.prefill_ranks.size())});
-  // Settled: no expected rank can write any more, so the quarantine is confirmed. (Historical
-  // variants get here unsettled, and so free what may still be written.)
-  if (r.quarantine) (void)state_.ledger.confirm_quarantine(*std::exchange(r.quarantine, {}));
+  // Settled (every writer ACKed, was torn down, or reported its chunks done): the lease ends,
+  // a quarantine is confirmed, and the pages are free. (Historical variants get here
+  // unsettled, and so free what may still be written: as their code held no lease at all.)
+  if (const auto lease = std::exchange(r.receiving, {})) {
+    if (r.receiving_quarantined) {
+      (void)state_.ledger.confirm_quarantine(*lease);
+    } else {
+      (void)state_.ledger.end_lease(*lease);
+    }
+  }
   (void)state_.ledger.release_all(key);
   emit(request_finished{key, outcome});
   state_.tokens.forget(key);

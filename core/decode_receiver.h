@@ -97,13 +97,18 @@ class decode_receiver {
     std::optional<std::uint64_t> deadline_us;
     std::set<rank_id> lost;       // expected ranks that died while this request waited for them
     std::set<rank_id> torn_down;  // of those, the ones whose transport confirmed the teardown
-    std::optional<lease_id> quarantine;  // the pages, held out of reuse until it is confirmed
+    // A destination lease on the pages from publish on (prefill's transport may write into
+    // them from then), so that a release of them while it stands is deferred by the ledger;
+    // quarantined when a deadline passes or a writer dies, ended (or confirmed) at release.
+    std::optional<lease_id> receiving;
+    bool receiving_quarantined = false;
   };
 
   void arm_and_send_abort(room_key key, std::optional<std::uint64_t> deadline_us);
   void on_ack(const control_message& ack);
   void on_peer_lost(room_key key, rank_id peer, peer_state state);
   void count_teardown(room_key key, rank_id peer);
+  void lease_pages(request& r, room_key key);
   void hold_pages(room_key key);
   // Every expected rank drain-ACKed or was torn down.
   // An abort armed and not yet settled: the only state in which a drain-ACK means anything.

@@ -189,7 +189,7 @@ void prefill_sender::on_abort(const control_message& abort) {
   // a before-open tombstone that pushes out one a late sender still needs, while a late first
   // ABORT from another decode rank is still accepted and answered. Prefill never retires a
   // key (forget): it cannot tell a late first ABORT from a replay without that memory.
-  if (!state_.tokens.accept(*abort.token, key, abort.from)) return;  // rejection is an event
+  if (!state_.tokens.accept_abort(*abort.token, key, abort.from)) return;  // rejection: an event
   const ack_target target{abort.from, *abort.token};
   const auto it = rooms_.find(key);
   if (it == rooms_.end() || it->second.cleared_for.contains(abort.from)) {

@@ -25,6 +25,7 @@ constexpr std::array<const char*, probe_count> probe_names{
     "duplicate_ack_ignored",
     "stale_generation_ack_ignored",
     "foreign_party_token_refused",
+    "retired_token_refused",
     "failed_kept_sticky",
     "pending_prefetch_revoked",
     "active_prefetch_drained",
@@ -166,7 +167,9 @@ void probe_counter::observe_core(const core::event& e) {
               case core::token_rejection::foreign_issuer:
                 hit(probe::foreign_party_token_refused);
                 break;
-              case core::token_rejection::retired:  // decode drops late ACKs before asking
+              case core::token_rejection::retired:
+                hit(probe::retired_token_refused);
+                break;
               case core::token_rejection::foreign_room:
                 break;
             }

@@ -46,6 +46,7 @@ enum class probe : std::uint8_t {
   duplicate_ack_ignored,           // decode counted a repeated drain-ACK once
   stale_generation_ack_ignored,    // decode refused an ACK of an older incarnation of the room
   foreign_party_token_refused,     // a genuine token presented by or to a rank it was not for
+  retired_token_refused,           // a drain-ACK for a request that finished: its key is retired
   // Transfer status.
   failed_kept_sticky,  // a late update met a Failed status and was ignored
   // HiCache prefetch.
@@ -53,7 +54,7 @@ enum class probe : std::uint8_t {
   active_prefetch_drained,   // an active prefetch drained before the barrier
   io_tail_freed,             // the I/O actor freed the tail after its storage call
 };
-inline constexpr std::size_t probe_count = 22;
+inline constexpr std::size_t probe_count = 23;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

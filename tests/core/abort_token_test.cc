@@ -62,7 +62,7 @@ class AbortTokens : public ::testing::Test {
                       token_rejection reason) {
     const auto remembered = verifier.remembered();
     sink.clear();
-    const auto outcome = verifier.accept(token, expected, presenter);
+    const auto outcome = verifier.accept_ack(token, expected, presenter);
     ASSERT_FALSE(outcome.ok());
     EXPECT_EQ(outcome.error(), reason) << to_string(outcome.error());
     ASSERT_EQ(sink.size(), 1u);
@@ -110,15 +110,15 @@ TEST_F(AbortTokens, TwoTokensForTheSameRoomAreDistinct) {
   const abort_token second = issuer.issue(request_a, prefill_rank);
   EXPECT_NE(first.nonce, second.nonce);
   EXPECT_NE(first.mac, second.mac);
-  EXPECT_TRUE(verifier.accept(first, request_a, prefill_rank));
-  EXPECT_TRUE(verifier.accept(second, request_a, prefill_rank))
+  EXPECT_TRUE(verifier.accept_ack(first, request_a, prefill_rank));
+  EXPECT_TRUE(verifier.accept_ack(second, request_a, prefill_rank))
       << "a second ABORT for the same room carries a fresh token";
 }
 
 TEST_F(AbortTokens, AGenuineTokenIsAcceptedOnceForItsRoomAndGeneration) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
   sink.clear();
-  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
   ASSERT_EQ(sink.size(), 1u);
   const auto accepted = sink.last<token_accepted>();
   ASSERT_TRUE(accepted.has_value());
@@ -130,7 +130,7 @@ TEST_F(AbortTokens, AGenuineTokenIsAcceptedOnceForItsRoomAndGeneration) {
 
 TEST_F(AbortTokens, TheSameTokenAgainFromTheSamePresenterIsADuplicate) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
-  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
   expect_refusal(token, request_a, prefill_rank, token_rejection::duplicate);
 }
 
@@ -145,9 +145,9 @@ TEST_F(AbortTokens, OnePrefillPeersTokenNeverServesForAnothersAck) {
   readdressed.audience = second_prefill_rank;
   expect_refusal(readdressed, request_a, second_prefill_rank, token_rejection::forged);
   // Its own audience's echo is the ACK, and each peer gets its own token.
-  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  EXPECT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
   const abort_token second = issuer.issue(request_a, second_prefill_rank);
-  EXPECT_TRUE(verifier.accept(second, request_a, second_prefill_rank));
+  EXPECT_TRUE(verifier.accept_ack(second, request_a, second_prefill_rank));
 }
 
 // Issue 12's attack: nonces restarted at 1 for every issuer, so a restarted decode rank minted
@@ -162,6 +162,17 @@ TEST_F(AbortTokens, ARestartedIssuerNeverMintsATokenCapturedBeforeTheRestart) {
   abort_token replayed = before;
   replayed.epoch = after.epoch;  // a capture passed off as the new epoch's
   expect_refusal(replayed, request_a, prefill_rank, token_rejection::forged);
+}
+
+// The roles are part of the binding: a prefill rank takes a token only as an ABORT from its
+// issuer, a decode rank only as a drain-ACK from its audience, never the other way round.
+TEST_F(AbortTokens, ATokenIsGoodInOneDirectionOnly) {
+  const abort_token token = issuer.issue(request_a, prefill_rank);
+  abort_token_verifier at_prefill{prefill_rank, our_cluster, sink};
+  EXPECT_FALSE(at_prefill.accept_ack(token, request_a, decode_rank)) << "an ABORT taken as an ACK";
+  EXPECT_TRUE(at_prefill.accept_abort(token, request_a, decode_rank));
+  EXPECT_FALSE(verifier.accept_abort(token, request_a, prefill_rank)) << "an ACK taken as an ABORT";
+  EXPECT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
 }
 
 TEST(AbortTokenIssuerDeathTest, AnIssuerWithoutAnEpochRefusesToExist) {
@@ -194,7 +205,7 @@ TEST_F(AbortTokens, ARejectedPresentationDoesNotConsumeTheToken) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
   expect_refusal(token, request_b, prefill_rank, token_rejection::foreign_room);
   expect_refusal(token, request_a_next, prefill_rank, token_rejection::stale_generation);
-  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  EXPECT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
 }
 
 TEST_F(AbortTokens, EveryTamperedMacByteIsForged) {
@@ -205,7 +216,7 @@ TEST_F(AbortTokens, EveryTamperedMacByteIsForged) {
     EXPECT_FALSE(is_authentic(tampered, our_cluster)) << "mac byte " << i;
     expect_refusal(tampered, request_a, prefill_rank, token_rejection::forged);
   }
-  EXPECT_TRUE(verifier.accept(token, request_a, prefill_rank)) << "the genuine one still works";
+  EXPECT_TRUE(verifier.accept_ack(token, request_a, prefill_rank)) << "the genuine one still works";
 }
 
 TEST_F(AbortTokens, TamperedFieldsAreForged) {
@@ -237,7 +248,7 @@ TEST_F(AbortTokens, ATokenFromAnotherClusterIsForged) {
 
 TEST_F(AbortTokens, ForgedIsCheckedBeforeTheDuplicateMemory) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
-  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
   abort_token tampered = token;
   tampered.mac[0] ^= 0x80;
   expect_refusal(tampered, request_a, prefill_rank, token_rejection::forged);
@@ -249,9 +260,9 @@ TEST_F(AbortTokens, AfterForgetAReplayedTokenIsRefusedAsRetired) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
   const abort_token second = issuer.issue(request_a, second_prefill_rank);
   const abort_token other = issuer.issue(request_a_next, prefill_rank);
-  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
-  ASSERT_TRUE(verifier.accept(second, request_a, second_prefill_rank));
-  ASSERT_TRUE(verifier.accept(other, request_a_next, prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(second, request_a, second_prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(other, request_a_next, prefill_rank));
   EXPECT_EQ(verifier.remembered(), 3u);
 
   verifier.forget(request_a);
@@ -263,7 +274,7 @@ TEST_F(AbortTokens, AfterForgetAReplayedTokenIsRefusedAsRetired) {
 
 TEST_F(AbortTokens, ForgettingAnotherRoomTouchesNoMemoryOfThisOne) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
-  ASSERT_TRUE(verifier.accept(token, request_a, prefill_rank));
+  ASSERT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
   verifier.forget(request_b);
   verifier.forget(request_a_next);
   EXPECT_EQ(verifier.remembered(), 1u);
@@ -276,7 +287,7 @@ TEST(AbortTokenVerifierBounds, TheDuplicateMemoryKeepsAtMostItsCapacityOfRooms) 
   abort_token_issuer issuer{decode_rank, our_cluster, 1, sink};
   abort_token_verifier verifier{verifier_rank, our_cluster, sink, 2};
   for (room_id room = 0; room < 5; ++room) {
-    ASSERT_TRUE(verifier.accept(issuer.issue({room, 0}, prefill_rank), {room, 0}, prefill_rank));
+    ASSERT_TRUE(verifier.accept_ack(issuer.issue({room, 0}, prefill_rank), {room, 0}, prefill_rank));
   }
   EXPECT_EQ(verifier.remembered(), 2u);
 }
@@ -308,7 +319,7 @@ TEST_F(AbortTokens, AnAckForAnotherDecodeRanksAbortIsRejectedAsForeignIssuer) {
   expect_refusal(theirs, request_a, prefill_rank, token_rejection::foreign_issuer);
   // Presented by its own issuer to its audience (rank 11's ABORT at prefill) it is genuine.
   abort_token_verifier at_prefill{prefill_rank, our_cluster, sink};
-  EXPECT_TRUE(at_prefill.accept(theirs, request_a, decode_rank + 1));
+  EXPECT_TRUE(at_prefill.accept_abort(theirs, request_a, decode_rank + 1));
 }
 
 struct verifier_case {
@@ -320,7 +331,7 @@ struct verifier_case {
                        token_rejection reason) {
     const auto remembered = verifier.remembered();
     sink.clear();
-    const auto outcome = verifier.accept(token, expected, presenter);
+    const auto outcome = verifier.accept_ack(token, expected, presenter);
     RC_ASSERT(!outcome.ok());
     RC_ASSERT(outcome.error() == reason);
     RC_ASSERT(sink.size() == 1u);
@@ -361,7 +372,7 @@ RC_GTEST_PROP(AbortTokenProperty, AGenuineAckIsAcceptedOnceFromItsAudienceOnly, 
   const rank_id other = audience ^ any_nonzero<rank_id>();
   RC_PRE(other != verifier_rank);
   c.assert_rejected(token, room, other, token_rejection::foreign_issuer);
-  RC_ASSERT(c.verifier.accept(token, room, audience).ok());
+  RC_ASSERT(c.verifier.accept_ack(token, room, audience).ok());
   RC_ASSERT(c.sink.last<token_accepted>().has_value());
   RC_ASSERT(c.sink.last<token_accepted>()->key == room);
   RC_ASSERT(c.sink.last<token_accepted>()->nonce == token.nonce);
@@ -437,7 +448,7 @@ RC_GTEST_PROP(AbortTokenProperty, ATamperedTokenIsRejectedAsForged, ()) {
   c.assert_rejected(tampered, expected, *rc::gen::arbitrary<rank_id>(), token_rejection::forged);
   // The genuine token, presented by its issuer to its audience, is unaffected.
   abort_token_verifier at_audience{token.audience, key, c.sink};
-  RC_ASSERT(at_audience.accept(token, token.key, token.issuer).ok());
+  RC_ASSERT(at_audience.accept_abort(token, token.key, token.issuer).ok());
 }
 
 RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenPresentedByItsIssuerToItsAudienceIsAccepted, ()) {
@@ -446,11 +457,11 @@ RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenPresentedByItsIssuerToItsAudience
   const abort_token token = any_genuine_token(key, room);
   recording_sink sink;
   abort_token_verifier at_audience{token.audience, key, sink};
-  RC_ASSERT(at_audience.accept(token, room, token.issuer).ok());
+  RC_ASSERT(at_audience.accept_abort(token, room, token.issuer).ok());
 }
 
-// DOMAIN.md B6 and issue 12: a token passes only between its issuer and its audience. Genuine,
-// right room and generation, and still refused when anyone else presents it or receives it.
+// DOMAIN.md B6 and issue 12: a token passes only between its issuer and its audience, in one
+// direction per role. Genuine, right room and generation, and still refused otherwise.
 RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenBetweenOtherPartiesIsRejectedAsForeignIssuer, ()) {
   const cluster_key key = any_cluster_key();
   const room_key room = any_room_key();
@@ -459,9 +470,10 @@ RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenBetweenOtherPartiesIsRejectedAsFo
   const abort_token token =
       issue_one(key, room, issuer, audience, *rc::gen::inRange<std::uint32_t>(0, 4));
   const rank_id presenter = *rc::gen::arbitrary<rank_id>();
-  const bool abort_to_me = audience == verifier_rank && presenter == issuer;
+  // The verifier is a decode rank's: it takes drain-ACKs only, so even an ABORT made for it
+  // (audience == verifier_rank, presented by its issuer) is refused here.
   const bool ack_to_me = issuer == verifier_rank && presenter == audience;
-  RC_PRE(!abort_to_me && !ack_to_me);
+  RC_PRE(!ack_to_me);
   verifier_case c(key);
   c.assert_rejected(token, room, presenter, token_rejection::foreign_issuer);
 }
@@ -589,7 +601,7 @@ RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAcc
     }
     RC_ASSERT(is_authentic(token, key) == genuine);
     c.sink.clear();
-    const auto outcome = c.verifier.accept(token, expected, presenter);
+    const auto outcome = c.verifier.accept_ack(token, expected, presenter);
     RC_ASSERT(outcome.ok() == !reason.has_value());
     RC_ASSERT(c.sink.size() == 1u);
     if (!reason) {

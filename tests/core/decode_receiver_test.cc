@@ -367,3 +367,27 @@ TEST_F(DecodeReceiver, ItsBooksFollowTheLiveRequestsNotTheServedOnes) {
 
 }  // namespace
 }  // namespace kvsim::core
+
+namespace kvsim::core {
+namespace {
+
+// Issue 12: decode never leased the pages it receives into, so an engine that gave them back
+// while prefill's transport could still write freed them at once. Before the fix the pool
+// had all 8 pages free right after the engine's release below.
+TEST_F(DecodeReceiver, AReleaseOfPagesBeingReceivedIntoIsDeferredByTheLedger) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  EXPECT_EQ(ledger.active_lease_count(), 1u) << "the destination pages are leased from publish on";
+  ASSERT_TRUE(ledger.release_all(request));  // an impatient engine, mid-transfer
+  EXPECT_EQ(ledger.free_count(), 5u) << "freed while prefill's transport may still write them";
+  EXPECT_EQ(ledger.retiring_count(), 3u);
+  for (rank_id from : prefill_ranks) {
+    receiver.on_message(control_message{control_kind::chunk_ready, from, request, std::nullopt, {}, {}});
+  }
+  receiver.complete(request);
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(ledger.active_lease_count(), 0u);
+}
+
+}  // namespace
+}  // namespace kvsim::core
