@@ -44,9 +44,4 @@ std::vector<room_key> bounded_key_set::erase_older(room_id room, generation_t ge
   return erased;
 }
 
-std::optional<room_key> bounded_key_set::oldest() const {
-  if (by_age_.empty()) return std::nullopt;
-  return by_age_.begin()->second;
-}
-
 }  // namespace kvsim::core

@@ -25,7 +25,6 @@ class bounded_key_set {
 
   std::uint32_t size() const { return static_cast<std::uint32_t>(position_.size()); }
   std::uint32_t capacity() const { return capacity_; }
-  std::optional<room_key> oldest() const;
 
  private:
   std::uint32_t capacity_;
