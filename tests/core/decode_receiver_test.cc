@@ -26,8 +26,9 @@ cluster_key test_key() {
 
 class DecodeReceiver : public ::testing::Test {
  protected:
-  explicit DecodeReceiver(variant v = variant::safe())
-      : receiver(decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier}, v) {}
+  explicit DecodeReceiver(variant v = variant::safe(), decode_limits limits = {})
+      : receiver(decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier}, v,
+                 limits) {}
 
   void start_and_abort(std::optional<std::uint64_t> deadline_us = std::nullopt) {
     ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
@@ -316,16 +317,13 @@ TEST_F(DecodeReceiver, LateNewsOfAFinishedRequestIsDroppedNotHeld) {
 
 // The policy when the early buffer is full: the oldest request's messages go, with an event;
 // a newer generation's registration drops what an older one of its room still holds.
-TEST(DecodeReceiverBounds, TheEarlyBufferIsBoundedAndOlderGenerationsAreDropped) {
-  recording_sink sink;
-  fake_messenger control;
-  fake_clock clock;
-  fake_liveness peers;
-  page_ledger ledger{decode_rank, 8, sink};
-  abort_token_issuer issuer{decode_rank, test_key(), 1, sink};
-  abort_token_verifier verifier{decode_rank, test_key(), sink};
-  decode_receiver receiver{decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier},
-                           variant::safe(), decode_limits{16, 2}};
+// A receiver that remembers little: 16 finished requests, early messages of 2.
+class DecodeReceiverBounds : public DecodeReceiver {
+ protected:
+  DecodeReceiverBounds() : DecodeReceiver(variant::safe(), decode_limits{16, 2}) {}
+};
+
+TEST_F(DecodeReceiverBounds, TheEarlyBufferIsBoundedAndOlderGenerationsAreDropped) {
   const auto ready = [&](room_key key) {
     receiver.on_message(control_message{control_kind::chunk_ready, 0, key, std::nullopt, {}, {}});
   };
