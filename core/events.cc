@@ -166,6 +166,10 @@ struct describer {
   void operator()(const transfer_unconfirmed& e) const {
     out << "transfer_unconfirmed " << to_string(e.key) << " lease=" << e.lease;
   }
+  void operator()(const outcome_reported& e) const {
+    out << "outcome_reported " << to_string(e.key) << " to=" << e.to
+        << (e.failed ? " failed" : " chunk_ready");
+  }
 };
 
 }  // namespace

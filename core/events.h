@@ -242,6 +242,13 @@ struct transfer_unconfirmed {
   room_key key;
   lease_id lease = 0;
 };
+// Prefill told a decode rank how the request ended on this rank (chunk_ready, or a Failed
+// status when `failed`): decided here, on the wire from the next step.
+struct outcome_reported {
+  room_key key;
+  rank_id to = 0;
+  bool failed = false;
+};
 
 // --- HiCache prefetch abort coordination --------------------------------------------------
 enum class prefetch_state : std::uint8_t { missing = 0, pending = 1, active = 2 };
@@ -300,7 +307,7 @@ using event_body =
                  prefetch_registered, prefetch_erased, prefetch_classified, prefetch_agreed,
                  prefetch_revoked, host_pages_allocated, host_pages_freed, prefetch_lock_taken,
                  prefetch_lock_released, prefetch_drained, peer_death_handled, teardown_counted,
-                 transfer_unconfirmed, early_messages_dropped>;
+                 transfer_unconfirmed, early_messages_dropped, outcome_reported>;
 
 struct event {
   rank_id rank = 0;  // the rank whose component decided

@@ -123,7 +123,6 @@ void prefill_sender::poll() {
         if (outcome == transfer_poll::in_flight) continue;
         c.ended[si] = true;
         if (failed) {
-          c.failed = true;
           // The request has failed: like fail(), the room stops admitting, so no chunk queued
           // after this one writes for a request that is already over.
           fail(key);
@@ -159,11 +158,6 @@ bool prefill_sender::drained(room_key key) const {
          !in_flight(key);
 }
 
-bool prefill_sender::chunk_failed(room_key key) const {
-  const auto it = rooms_.find(key);
-  return it != rooms_.end() && it->second.any_failed;
-}
-
 void prefill_sender::send_ack(room_key key, const ack_target& target) {
   emit(drain_ack_sent{key, target.decode_rank, target.token.nonce, state_.lifetimes.is_closed(key),
                       static_cast<std::uint32_t>(in_flight(key) ? 1 : 0)});
@@ -197,6 +191,7 @@ void prefill_sender::on_abort(const control_message& abort) {
     // tombstone keeps a late open from ever writing (B10 restores the old: none); nothing of
     // it is in flight here, so the drain-ACK can go at once.
     if (!variant_.has(bug::b10_no_tombstone)) (void)state_.lifetimes.close(key);
+    if (it != rooms_.end()) it->second.failed = true;  // B7: the room is still here
     emit(ack_target_registered{key, target.decode_rank, target.token.nonce});
     send_ack(key, target);
     return;
@@ -209,6 +204,7 @@ void prefill_sender::on_abort(const control_message& abort) {
     emit(ack_target_registered{key, target.decode_rank, target.token.nonce});
   };
   const auto fail_logically = [&] {
+    it->second.failed = true;
     state_.statuses.update(key, kv_status::failed);
     (void)state_.lifetimes.close(key);
   };
@@ -231,7 +227,7 @@ void prefill_sender::fail(room_key key) {
   owner_.check();
   const auto it = rooms_.find(key);
   if (it == rooms_.end()) return;
-  it->second.any_failed = true;
+  it->second.failed = true;
   state_.statuses.update(key, kv_status::failed);
   (void)state_.lifetimes.close(key);
 }
@@ -254,12 +250,8 @@ void prefill_sender::send_outcome(room_key key, rank_id decode, bool failed) {
   const control_message outcome =
       failed ? control_message{control_kind::status, rank_, key, std::nullopt, {}, kv_status::failed}
              : control_message{control_kind::chunk_ready, rank_, key, std::nullopt, {}, {}};
+  emit(outcome_reported{key, decode, failed});
   ports_.control.send(decode, outcome);
-}
-
-bool prefill_sender::failed(room_key key, const room& r) const {
-  return r.any_failed || state_.lifetimes.is_closed(key) ||
-         state_.statuses.get(key) == kv_status::failed;
 }
 
 void prefill_sender::forget_if_done(room_key key) {
@@ -268,14 +260,15 @@ void prefill_sender::forget_if_done(room_key key) {
   room& r = it->second;
   if (!r.outcome_sent) {
     r.outcome_sent = true;
-    for (rank_id decode : r.decode_ranks) send_outcome(key, decode, failed(key, r));
+    for (rank_id decode : r.decode_ranks) send_outcome(key, decode, r.failed);
   }
   if (!r.ack_targets.empty()) return;
-  const bool failed = it->second.any_failed || state_.statuses.get(key) == kv_status::failed;
+  // What decode heard is what the request came to here: one flag says both.
+  const request_outcome outcome = r.failed ? request_outcome::aborted : request_outcome::succeeded;
   (void)state_.lifetimes.clear(key);
   state_.statuses.erase(key);
   rooms_.erase(it);
-  emit(request_finished{key, failed ? request_outcome::aborted : request_outcome::succeeded});
+  emit(request_finished{key, outcome});
 }
 
 }  // namespace kvsim::core

@@ -71,7 +71,6 @@ class prefill_sender {
   std::size_t room_count() const { return rooms_.size(); }  // rooms tracked now
   bool in_flight(room_key key) const;  // any chunk of `key` still running here
   bool drained(room_key key) const;    // closed and nothing in flight
-  bool chunk_failed(room_key key) const;
 
  private:
   struct chunk {
@@ -79,7 +78,6 @@ class prefill_sender {
     lease_id lease = 0;
     std::vector<transfer_handle> siblings;
     std::vector<bool> ended;
-    bool failed = false;
     bool released = false;     // lease and admission given back
     bool quarantined = false;  // a future timed out unconfirmed: the lease waits for its end
   };
@@ -94,7 +92,9 @@ class prefill_sender {
     std::map<rank_id, std::size_t> pages_queued;  // per decode rank, over all chunks
     std::set<rank_id> cleared_for;                 // B7 only: transfer info dropped early
     std::vector<rank_id> decode_ranks;             // told the outcome when it is over
-    bool any_failed = false;
+    // The request failed here: fail() (a transfer failed or stayed unconfirmed, or the engine
+    // said so) or an accepted ABORT. Decode hears it and request_finished says it.
+    bool failed = false;
     bool finished = false;
     bool outcome_sent = false;
   };
@@ -104,7 +104,6 @@ class prefill_sender {
   void send_due_acks(room_key key);
   void send_ack(room_key key, const ack_target& target);
   void send_outcome(room_key key, rank_id decode, bool failed);
-  bool failed(room_key key, const room& r) const;
   void forget_if_done(room_key key);
   void emit(event_body body);
 

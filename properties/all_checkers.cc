@@ -30,6 +30,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
     w.add_checker(abort_authority);
     w.add_checker(release_after_acks);
     w.add_checker(closed_room);
+    w.add_checker(outcome_reports);
     w.add_checker(status_books);
     w.add_checker(room_books);
     w.add_checker(prefetch_books);

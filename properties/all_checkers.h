@@ -24,6 +24,7 @@
 #include "properties/liveness_checker.h"
 #include "properties/misuse_checker.h"
 #include "properties/outcome_checker.h"
+#include "properties/outcome_report_checker.h"
 #include "properties/prefetch_books_checker.h"
 #include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
@@ -63,6 +64,7 @@ struct checker_set {
   abort_authority_checker abort_authority;        // I2: an ACK target needs a real token
   release_after_acks_checker release_after_acks;  // I3
   closed_room_checker closed_room;                // I4
+  outcome_report_checker outcome_reports;         // I4, I9: what prefill tells decode
   misuse_checker misuse;                          // the ledger refuses a careless caller
   ignored_call_checker ignored_calls;             // the engine-facing core ignores one too
   status_books_checker status_books;              // I4: the status table's answers

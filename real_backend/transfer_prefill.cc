@@ -1,6 +1,7 @@
 #include "real_backend/transfer_prefill.h"
 
 #include <algorithm>
+#include <array>
 #include <optional>
 #include <string>
 
@@ -56,8 +57,9 @@ void prefill_actor::step() {
   context_.wire.handled(handled);
 }
 
-// Prefill tells decode how the request ended (as the simulator's prefill scheduler does),
-// then finishes it; the sender's poll sends any drain-ACK still owed.
+// Once the request's chunks are sent and have ended, prefill finishes it; the sender itself
+// tells decode how it ended (chunk_ready or a failed status, it was opened with the decode
+// rank) and its poll sends any drain-ACK still owed.
 void prefill_actor::post_if_done(std::size_t r) {
   request& st = requests_[r];
   const core::room_key key = context_.keys[r];
@@ -69,15 +71,6 @@ void prefill_actor::post_if_done(std::size_t r) {
     // transfer to resume, before decode hears that this request is complete.
     open_held_gates();
     return;
-  }
-  const bool failed = lifetimes_.is_closed(key) || sender_.chunk_failed(key);
-  if (failed) {
-    net_.send(
-        decode_rank,
-        {core::control_kind::status, prefill_rank, key, std::nullopt, {}, core::kv_status::failed});
-  } else {
-    net_.send(decode_rank,
-              {core::control_kind::chunk_ready, prefill_rank, key, std::nullopt, {}, {}});
   }
   sender_.finish(key);
   st.posted = true;
@@ -101,7 +94,8 @@ bool prefill_actor::open_request(std::size_t r) {
     context_.prefill_pages->write_canary(st.source[j], key, j);
   }
   st.started = true;
-  st.opened = sender_.open(key, st.source);
+  const std::array<core::rank_id, 1> waiting{decode_rank};
+  st.opened = sender_.open(key, st.source, waiting);
   if (!st.opened) {
     (void)ledger_.release_all(key);
     st.posted = true;

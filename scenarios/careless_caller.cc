@@ -136,15 +136,16 @@ void careless_caller::ignored_sender_call_once(rank_id rank, const core::room_li
                                                core::prefill_sender& sender) {
   static constexpr sim::ignored_call calls[] = {
       sim::ignored_call::send_chunk_unknown_room, sim::ignored_call::send_chunk_mismatched_pages,
-      sim::ignored_call::send_chunk_no_siblings, sim::ignored_call::send_chunk_closed_room};
+      sim::ignored_call::send_chunk_no_siblings, sim::ignored_call::send_chunk_closed_room,
+      sim::ignored_call::open_open_room,         sim::ignored_call::fail_unknown_room};
   const sim::ignored_call call = calls[world_.choose(choice_careless_call, std::size(calls))];
   const std::size_t start =
       world_.choose(choice_careless_caller, static_cast<std::uint32_t>(keys_.size()));
-  const sim::ignored_call_attempted attempt =
-      ignored_sender_call(table, rank, call, keys_, start, stranger());
-  world_.emit(attempt);
+  const auto attempt = ignored_sender_call(table, rank, call, keys_, start, stranger());
+  if (!attempt) return;
+  world_.emit(*attempt);
   world_.emit(
-      sim::ignored_call_answered{rank, make_ignored_call(sender, attempt, decode_ranks_.front())});
+      sim::ignored_call_answered{rank, make_ignored_call(sender, *attempt, decode_ranks_.front())});
 }
 
 void careless_caller::ignored_receiver_call_once(rank_id rank, core::decode_receiver& receiver) {

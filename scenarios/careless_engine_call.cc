@@ -33,21 +33,25 @@ bool make_ignored_call(core::decode_receiver& receiver, const sim::ignored_call_
   }
 }
 
-sim::ignored_call_attempted ignored_sender_call(const core::room_lifetimes& table,
+std::optional<sim::ignored_call_attempted> ignored_sender_call(const core::room_lifetimes& table,
                                                 core::rank_id rank, sim::ignored_call call,
                                                 const std::vector<core::room_key>& rooms,
                                                 std::size_t start, core::room_key stranger) {
   switch (call) {
     case sim::ignored_call::send_chunk_unknown_room:
-      return {rank, call, stranger};
+    case sim::ignored_call::fail_unknown_room:
+      return sim::ignored_call_attempted{rank, call, stranger};
     case sim::ignored_call::send_chunk_closed_room:
-      return {rank, call, first_room_where(rooms, start, stranger, [&](core::room_key key) {
-                return table.is_tracked(key) && table.is_closed(key);
-              })};
-    default:
-      return {rank, call, first_room_where(rooms, start, stranger, [&](core::room_key key) {
-                return table.is_admitting(key);
-              })};
+      return sim::ignored_call_attempted{
+          rank, call, first_room_where(rooms, start, stranger, [&](core::room_key key) {
+            return table.is_tracked(key) && table.is_closed(key);
+          })};
+    default: {
+      const core::room_key key = first_room_where(
+          rooms, start, stranger, [&](core::room_key room) { return table.is_admitting(room); });
+      if (call == sim::ignored_call::open_open_room && key == stranger) return std::nullopt;
+      return sim::ignored_call_attempted{rank, call, key};
+    }
   }
 }
 
@@ -64,6 +68,15 @@ bool make_ignored_call(core::prefill_sender& sender, const sim::ignored_call_att
     case sim::ignored_call::send_chunk_unknown_room:
     case sim::ignored_call::send_chunk_closed_room:
       return sender.send_chunk(call.key, decode_rank, one, one, 1);
+    case sim::ignored_call::open_open_room: {
+      // An engine that opens a request twice; decode waits for it, so a core that took the
+      // second open for a new request would tell decode it is over.
+      const std::array<core::rank_id, 1> waiting{decode_rank};
+      return sender.open(call.key, one, waiting);
+    }
+    case sim::ignored_call::fail_unknown_room:
+      sender.fail(call.key);
+      return false;  // fail answers nothing: what it decided is the checkers' business
     default:
       return false;
   }

@@ -3,7 +3,7 @@
 // `misuse`, next to its ledger and room-table calls): which request makes a call one to ignore,
 // judged by the core's accessors, and the call itself, made as its ignored_call_attempted
 // event records it. Returns whether the core accepted it (prealloc returned pages, send_chunk
-// queued a chunk).
+// queued a chunk, open opened a room).
 #include <cstddef>
 #include <optional>
 #include <vector>
@@ -26,11 +26,13 @@ std::optional<sim::ignored_call_attempted> ignored_receiver_call(const core::dec
                                                   std::size_t start, core::room_key stranger);
 bool make_ignored_call(core::decode_receiver& receiver, const sim::ignored_call_attempted& call);
 
-// A send_chunk of kind `call` (one of the send_chunk_* kinds): for an unknown room, the
-// stranger; for the closed room kind, the first of `rooms` from `start` on that the table says
-// is closed (else the stranger); for the others, the first room the table admits (else the
-// stranger).
-sim::ignored_call_attempted ignored_sender_call(const core::room_lifetimes& table,
+// A prefill sender call of kind `call` (a send_chunk_* kind, open_open_room or
+// fail_unknown_room): for an unknown room, the stranger; for the closed room kind, the first
+// of `rooms` from `start` on that the table says is closed (else the stranger); for the others
+// (a second open included), the first room the table admits (else the stranger), except
+// that a second open needs an open room (the stranger's would be a fair first open): none, no
+// call.
+std::optional<sim::ignored_call_attempted> ignored_sender_call(const core::room_lifetimes& table,
                                                 core::rank_id rank, sim::ignored_call call,
                                                 const std::vector<core::room_key>& rooms,
                                                 std::size_t start, core::room_key stranger);

@@ -109,6 +109,7 @@ struct describer {
   void operator()(const message_sent& e) const {
     out << "message_sent message=" << e.message << " from=" << e.from << " to=" << e.to
         << " kind=" << control_text(e.kind) << " " << core::to_string(e.key);
+    if (e.injected) out << " injected";
   }
   void operator()(const message_delivered& e) const {
     out << "message_delivered message=" << e.message << " to=" << e.to;
@@ -263,6 +264,10 @@ const char* to_string(ignored_call call) {
       return "send_chunk_no_siblings";
     case ignored_call::send_chunk_closed_room:
       return "send_chunk_closed_room";
+    case ignored_call::open_open_room:
+      return "open_open_room";
+    case ignored_call::fail_unknown_room:
+      return "fail_unknown_room";
   }
   return "unknown_call";
 }

@@ -126,6 +126,9 @@ struct message_sent {
   core::rank_id to = 0;
   core::control_kind kind = core::control_kind::metadata;
   core::room_key key;
+  // The adversary's own message (a replay or a forgery, sim_network::attack): `from` says
+  // whom it claims to come from, not who sent it.
+  bool injected = false;
 };
 struct message_delivered {
   message_id message = 0;
@@ -325,6 +328,8 @@ struct engine_freed {
 enum class ignored_call : std::uint8_t {
   decode_abort, decode_complete, decode_prealloc, send_chunk_unknown_room,
   send_chunk_mismatched_pages, send_chunk_no_siblings, send_chunk_closed_room,
+  open_open_room,     // prefill open() of a room already open: refused, nothing changes
+  fail_unknown_room,  // prefill fail() of a request the sender does not track
 };
 const char* to_string(ignored_call call);
 

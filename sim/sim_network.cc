@@ -194,7 +194,7 @@ void sim_network::deliver(message_id id, core::rank_id to, const core::control_m
 void sim_network::attack(core::rank_id to, const core::control_message& message) {
   const auto inject = [&](const core::control_message& m) {
     const message_id id = next_message_++;
-    world_.emit(message_sent{id, m.from, to, m.kind, m.key});
+    world_.emit(message_sent{id, m.from, to, m.kind, m.key, true});
     deliver(id, to, m, adversary_delay_us);
   };
   if (const auto past = sent_to_.find(to);

@@ -66,8 +66,10 @@ void world::run_actor(actor_id id) {
   bool cancelled = cancelling_;
   if (!cancelled) {
     emit(actor_started{actors_[id].name});
+    bool unwound = true;
     try {
       actors_[id].body();
+      unwound = false;
     } catch (const run_cancelled&) {
       cancelled = true;
     } catch (const actor_ended&) {
@@ -77,6 +79,12 @@ void world::run_actor(actor_id id) {
                         {},
                         {}});
     }
+    // The landing pads that ran while the exception unwound the body mark the ends of their
+    // variables' scopes in ASan's shadow, after the throw site unpoisoned the stack; frames
+    // left by unwinding never run the epilogue that clears those marks. The fiber goes on
+    // (set_state, emit, then Boost's terminate picks the next fiber on this stack), so clear
+    // them again or its next calls land on stale stack-use-after-scope marks.
+    if (unwound) unpoison_stack_region(actors_[id].stack_bottom, actors_[id].stack_bytes);
   }
   set_state(id, actor_state::finished);
   current_ = id;

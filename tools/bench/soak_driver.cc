@@ -574,7 +574,8 @@ struct soak_driver::impl final : finish_listener, transfer_planner {
       return;
     }
     ++ops;
-    if (cut.prefill->chunk_failed(r.key)) {
+    // The engine's view of the request, as SGLang's scheduler polls the sender's status.
+    if (cut.statuses->get(r.key) == kv_status::failed) {
       finish(r);
       return;
     }

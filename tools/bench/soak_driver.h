@@ -40,7 +40,7 @@
 // An OPERATION is one call the driver makes into a core object: decode prealloc, publish,
 // abort, on_message, check_deadlines, check_peers, transfer_complete, complete; prefill
 // ledger allocate/release, prefill open, send_chunk, poll, on_abort, fail, finish,
-// chunk_failed, in_flight. Calls the core makes into the ports (transfer submit/poll,
+// the status table's get, in_flight. Calls the core makes into the ports (transfer submit/poll,
 // messenger send, event emit) are not operations (each core call may make many), nor are the
 // book-size probes read at a checkpoint. The count is deterministic for a seed.
 //
