@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "core/abort_token.h"
@@ -80,6 +81,12 @@ class decode_receiver {
 
   bool finished(room_key key) const;  // among the recently finished (decode_limits)
   std::size_t early_held() const { return early_.size(); }  // requests with messages held
+  // The receiver's books against each other, one line per disagreement (empty: consistent):
+  // the per-rank index names exactly the live requests' prefill ranks, the deadline set
+  // exactly the pending deadlines of the aborts still waiting, no live request is among the finished ones, and the
+  // early buffer and its eviction order hold the same requests. O(n log n): for audits and
+  // tests, never on a hot path.
+  std::vector<std::string> check_consistency() const;
   bool aborting(room_key key) const;
   bool quarantined(room_key key) const;
   // Pages of a live request (registered, not finished).

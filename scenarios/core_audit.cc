@@ -68,6 +68,12 @@ sim::core_audited audit_decode(core::rank_id rank, const core::decode_receiver& 
                                                   : "transferring";
     audit.held.push_back(core::to_string(key) + ": never finished (" + state + ")");
   }
+  // Books that disagree are a leak whatever is still running: an index entry or a deadline
+  // for a request that is over is never erased, and a live request among the finished ones
+  // is never forgotten.
+  for (const std::string& problem : receiver.check_consistency()) {
+    audit.held.push_back("books disagree: " + problem);
+  }
   // Only once every request finished: an unfinished one may still hold its tokens.
   if (audit.held.empty() && verifier.remembered() > 0) {
     audit.held.push_back(std::to_string(verifier.remembered()) +

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "tests/support/fake_ports.h"
 #include "tests/support/recording_sink.h"
 
@@ -296,6 +299,40 @@ TEST_F(DecodeReceiver, AFailedStatusThatCameEarlyIsHeldAndActedOnAtPublish) {
   EXPECT_EQ(receiver.early_held(), 0u);
   EXPECT_TRUE(receiver.aborting(request));
   EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u);
+}
+
+// The receiver's books (per-rank index, deadline set, finished record, early buffer) agree
+// with its live requests after every kind of step: what the quiescence audit relies on when it
+// reports a disagreement as a leak.
+TEST_F(DecodeReceiver, TheBooksAgreeThroughEveryPath) {
+  const auto consistent = [&](const char* after) {
+    EXPECT_EQ(receiver.check_consistency(), std::vector<std::string>{}) << "after " << after;
+  };
+  const room_key early{9, 0};
+  const room_key aborted{10, 0};
+  receiver.on_message(control_message{control_kind::chunk_ready, 0, early, std::nullopt, {}, {}});
+  consistent("a message held early");
+  ASSERT_TRUE(receiver.prealloc(request, 2, prefill_ranks).has_value());
+  ASSERT_TRUE(receiver.prealloc(early, 2, {0}).has_value());
+  ASSERT_TRUE(receiver.prealloc(aborted, 2, {1, 1}).has_value());  // a rank named twice
+  consistent("three preallocs");
+  receiver.publish(early);
+  receiver.publish(request);
+  receiver.publish(aborted);
+  consistent("publish, the early message delivered");
+  receiver.abort(aborted, 50);
+  consistent("an abort with a deadline");
+  clock.now = 60;
+  receiver.check_deadlines();
+  consistent("the deadline passed");
+  receiver.complete(early);
+  consistent("a completion");
+  receiver.abort(request, std::nullopt);
+  receiver.on_message(ack_from(0));
+  receiver.on_message(ack_from(1));
+  consistent("an abort drained by both ACKs");
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_TRUE(receiver.finished(early));
 }
 
 TEST_F(DecodeReceiver, AnEarlyChunkReadyCountsOnceTheRequestIsPublished) {
