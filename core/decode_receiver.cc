@@ -91,7 +91,7 @@ void decode_receiver::arm_and_send_abort(room_key key, std::optional<std::uint64
   r.deadline_us = deadline_us;
   if (deadline_us) deadlines_.emplace(*deadline_us, key);
   emit(abort_armed{key, r.prefill_ranks,
-                   r.tokens.empty() ? 0 : r.tokens.at(r.prefill_ranks.front()).nonce});
+                   r.tokens.empty() ? 0 : r.tokens.at(r.prefill_ranks.front()).nonce, deadline_us});
   for (rank_id prefill : r.prefill_ranks) {
     ports_.control.send(prefill, control_message{control_kind::abort, rank_, key,
                                                  r.tokens.at(prefill), {}, {}});

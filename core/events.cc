@@ -97,6 +97,7 @@ struct describer {
   void operator()(const abort_armed& e) const {
     out << "abort_armed " << to_string(e.key) << " nonce=" << e.nonce << " expecting ranks "
         << pages_text(e.expected_ranks);  // ranks print as the same "[0,1]" list
+    if (e.deadline_us) out << " deadline=" << *e.deadline_us << "us";
   }
   void operator()(const ack_target_registered& e) const {
     out << "ack_target_registered " << to_string(e.key) << " decode_rank=" << e.decode_rank

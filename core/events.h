@@ -156,6 +156,8 @@ struct abort_armed {
   room_key key;
   std::vector<rank_id> expected_ranks;
   std::uint64_t nonce = 0;
+  // When the abort stops waiting for ACKs and quarantines instead (none: it waits for good).
+  std::optional<std::uint64_t> deadline_us;
 };
 // Prefill registered who must be acknowledged once it has drained `key`.
 struct ack_target_registered {

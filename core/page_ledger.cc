@@ -214,6 +214,24 @@ std::vector<std::string> page_ledger::check_consistency() const {
                          " quarantined leases, " + std::to_string(quarantined_seen[page]) +
                          " quarantined leases name it");
     }
+    if (record.owner) {
+      const auto owned = owned_by_.find(*record.owner);
+      if (owned == owned_by_.end() || !owned->second.contains(page)) {
+        problems.push_back(name + " is owned by " + to_string(*record.owner) +
+                           " but missing from its owner's index");
+      }
+    }
+  }
+  // The per-owner index holds exactly the owned pages, and no owner that holds none (an
+  // empty entry per finished request is memory that grows with the requests ever served).
+  for (const auto& [owner, pages] : owned_by_) {
+    if (pages.empty()) problems.push_back(to_string(owner) + " indexed with no page");
+    for (page_index page : pages) {
+      if (page >= pages_total() || pages_[page].owner != owner) {
+        problems.push_back(to_string(owner) + " indexes page " + std::to_string(page) +
+                           ", which it does not own");
+      }
+    }
   }
   return problems;
 }

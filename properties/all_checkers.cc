@@ -36,6 +36,7 @@ void checker_set::attach(sim::world& w, checker_family family) {
     w.add_checker(prefetch_books);
     w.add_checker(misuse);
     w.add_checker(ignored_calls);
+    w.add_checker(deadlines);
   }
   if (!damage) return;
   w.add_checker(host_pages);

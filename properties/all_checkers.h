@@ -17,6 +17,7 @@
 #include "properties/ack_after_drain_checker.h"
 #include "properties/closed_room_checker.h"
 #include "properties/data_integrity_checker.h"
+#include "properties/deadline_checker.h"
 #include "properties/host_page_checker.h"
 #include "properties/ignored_call_checker.h"
 #include "properties/leak_checker.h"
@@ -77,6 +78,7 @@ struct checker_set {
   prefetch_leak_checker prefetch_leak;            // I8: prefetch entries, locks, host pages
   liveness_checker liveness;                      // I9
   outcome_checker outcome;                        // I9: a failure needs a cause
+  deadline_checker deadlines;                     // I9: a passed deadline stops the wait
 };
 
 }  // namespace kvsim::properties

@@ -573,6 +573,8 @@ struct transfer_world::parts {
       // request nobody aborts is only slow: it resumes too.
       if ((!req.abort || me.receiver.aborting(key)) && gate_waiting(r)) open_gates_of(r);
       me.receiver.check_deadlines();
+      // Only runs with deadlines record the check (the deadline checker's clock readings).
+      if (spec.faults.deadline_us) world.emit(sim::deadlines_checked{d});
       me.receiver.check_peers();
       world.wait_virtual(poll_interval_us);
     }

@@ -100,6 +100,7 @@ class event_footprint {
   void add_body(const room_table_read& b) { rank(b.rank); }
   void add_body(const ignored_call_attempted& b) { rank(b.rank); }
   void add_body(const engine_freed& b) { rank(b.rank); }
+  void add_body(const deadlines_checked& b) { rank(b.rank); }
   void add_body(const ignored_call_answered& b) { rank(b.rank); }
   void add_body(const lifetime_misuse_attempted& b) { rank(b.rank); }
   void add_body(const lifetime_misuse_answered& b) { rank(b.rank); }

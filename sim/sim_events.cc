@@ -182,6 +182,7 @@ struct describer {
     out << "ignored_call_attempted rank=" << e.rank << " " << to_string(e.call) << " "
         << core::to_string(e.key);
   }
+  void operator()(const deadlines_checked& e) const { out << "deadlines_checked rank=" << e.rank; }
   void operator()(const ignored_call_answered& e) const {
     out << "ignored_call_answered rank=" << e.rank << (e.accepted ? " accepted" : " ignored");
   }

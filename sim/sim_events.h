@@ -343,6 +343,12 @@ struct ignored_call_answered {
   bool accepted = false;  // prealloc returned pages, send_chunk returned true
 };
 
+// A decode rank's scheduler called check_deadlines(): from here no abort of that rank whose
+// deadline has passed may still wait for ACKs (the event's time is the clock it read).
+struct deadlines_checked {
+  core::rank_id rank = 0;
+};
+
 struct lifetime_misuse_answered {
   core::rank_id rank = 0;
   std::optional<core::lifetime_error> error;  // empty: the table accepted the call
@@ -358,7 +364,7 @@ using sim_event_body =
                  misuse_attempted, misuse_answered, ledger_created, lifetimes_created,
                  lifetime_misuse_attempted, lifetime_misuse_answered, status_written,
                  room_table_read, ignored_call_attempted, ignored_call_answered,
-                 engine_freed>;
+                 engine_freed, deadlines_checked>;
 
 struct sim_event {
   std::uint64_t step = 0;     // schedule decisions taken before this event

@@ -29,7 +29,7 @@ TEST(IgnoredCallChecker, QuietOnARefusedSendChunkAndOnOtherRanksDecisions) {
 TEST(IgnoredCallChecker, FiresOnASecondAbortThatReArms) {
   event_builder log;
   const auto attempt = log.add(sim::ignored_call_attempted{2, sim::ignored_call::decode_abort, a});
-  const auto armed = log.decided(2, core::abort_armed{a, {0}, 7});
+  const auto armed = log.decided(2, core::abort_armed{a, {0}, 7, std::nullopt});
   const auto answer = log.add(sim::ignored_call_answered{2, false});
   ignored_call_checker checker;
   const auto found = observe_all(checker, log.events());

@@ -64,7 +64,7 @@ TEST(LivenessChecker, CountsTheBoundFromTheStartOfARequestThatStartsAfterFaultsS
 
 TEST(LivenessChecker, FiresOnARequestThatFinishesTooLateAndNamesEveryOverdueOne) {
   event_builder log;
-  const auto a = log.at(1).decided(1, core::abort_armed{request_a, {0}, 77});  // t=10
+  const auto a = log.at(1).decided(1, core::abort_armed{request_a, {0}, 77, std::nullopt});  // t=10
   const auto c = log.at(2).allocated(0, request_c, {1});                       // t=20
   const auto late =
       log.at(50).decided(1, core::request_finished{request_a, request_outcome::aborted});
@@ -159,7 +159,7 @@ TEST(LivenessChecker, StaysQuietWhenEveryRequestFinishesInTime) {
   log.at(0).decided(0, core::room_opened{request_a});
   log.allocated(0, request_a, {1});  // already started: the bound stays
   log.allocated(1, request_a, {4});
-  log.decided(1, core::abort_armed{request_a, {0}, 77});
+  log.decided(1, core::abort_armed{request_a, {0}, 77, std::nullopt});
   finished(log, 1, request_a);
   log.at(100).decided(0, core::request_finished{request_a, request_outcome::aborted});  // t=1000
   log.allocated(0, request_a, {1});  // finished stays finished

@@ -41,7 +41,7 @@ TEST(OutcomeChecker, FiresOnARefusedOpenNobodyAbortedFor) {
 TEST(OutcomeChecker, FiresWhenTheCauseBelongsToAnotherGenerationOfTheRoom) {
   // A's abort is no reason for B, which reuses the room, to fail.
   event_builder log;
-  log.decided(1, core::abort_armed{request_a, {0}, 1});
+  log.decided(1, core::abort_armed{request_a, {0}, 1, std::nullopt});
   log.decided(1, core::request_finished{request_a, request_outcome::aborted});
   const auto finished =
       log.at(9).decided(1, core::request_finished{request_b, request_outcome::failed});
@@ -77,7 +77,7 @@ TEST(OutcomeChecker, QuietWhenEachFailureHasItsOwnCause) {
   const room_key aborted{1, 0}, failed_prefill{2, 0}, late{3, 0}, lost_peer{4, 0},
       broken_copy{5, 0}, stuck_copy{6, 0}, no_pages{8, 0}, unconfirmed{9, 0};
   event_builder log;
-  log.decided(1, core::abort_armed{aborted, {0}, 1});
+  log.decided(1, core::abort_armed{aborted, {0}, 1, std::nullopt});
   log.add(sim::failure_injected{failed_prefill, 0});
   log.decided(1, core::deadline_expired{late, core::deadline_action::failed_closed});
   log.decided(1, core::peer_death_handled{lost_peer, 0, core::peer_death_action::quarantined});

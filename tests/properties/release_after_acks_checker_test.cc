@@ -24,7 +24,7 @@ const room_key request_c{9, 0};
 constexpr rank_id decode = 1;  // prefill ranks are 0 and 2
 
 std::size_t armed(event_builder& log, room_key key, std::vector<rank_id> expected) {
-  return log.decided(decode, core::abort_armed{key, std::move(expected), 77});
+  return log.decided(decode, core::abort_armed{key, std::move(expected), 77, std::nullopt});
 }
 std::size_t sent(event_builder& log, rank_id from, room_key key, rank_id to = decode) {
   return log.decided(from, core::drain_ack_sent{key, to, 77, true, 0});
@@ -43,7 +43,7 @@ std::size_t released(event_builder& log, room_key key, core::release_reason reas
 TEST(ReleaseAfterAcksChecker, FiresOnAFreeBeforeEveryExpectedRankDrainAcked) {
   event_builder log;
   log.allocated(decode, request_a, {4});
-  const auto arm = log.at(12).decided(decode, core::abort_armed{request_a, {0, 2}, 77});
+  const auto arm = log.at(12).decided(decode, core::abort_armed{request_a, {0, 2}, 77, std::nullopt});
   sent(log, 0, request_a);           // step 13
   counted(log, request_a, 0, 1, 2);  // step 14
   const auto freed = log.at(20).freed(decode, request_a, 4);
@@ -177,7 +177,7 @@ TEST(ReleaseAfterAcksChecker, FiresOnAFreeAtTheMomentTheAbortIsSent) {
 TEST(ReleaseAfterAcksChecker, FiresOnATeardownCountedBeforeTheTransportConfirmedIt) {
   event_builder log;
   log.allocated(decode, request_a, {4});
-  const auto arm = log.at(12).decided(decode, core::abort_armed{request_a, {0, 2}, 77});
+  const auto arm = log.at(12).decided(decode, core::abort_armed{request_a, {0, 2}, 77, std::nullopt});
   sent(log, 0, request_a);           // step 13
   counted(log, request_a, 0, 1, 2);  // step 14
   log.add(sim::rank_stopped{2});     // step 15
@@ -240,7 +240,7 @@ TEST(ReleaseAfterAcksChecker, StaysQuietOnFreesOfRequestsThatAreNotAborting) {
   released(log, request_a, core::release_reason::completed, 0, 1);
   ASSERT_TRUE(ledger.release_all(request_a));            // completed before any abort
   armed(log, request_b, {0});                            // the room's next request aborts
-  log.decided(0, core::abort_armed{request_c, {2}, 5});  // another decode rank aborts c
+  log.decided(0, core::abort_armed{request_c, {2}, 5, std::nullopt});  // another decode rank aborts c
   ASSERT_TRUE(ledger.release_all(request_c));            // not aborting on this rank
 
   release_after_acks_checker checker;

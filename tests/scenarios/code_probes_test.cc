@@ -119,13 +119,13 @@ TEST(CodeProbes, AbortMidCopyOnlyWhileACopyIsHalfDone) {
   };
   event_builder not_started;
   submitted(not_started);
-  not_started.decided(decode, core::abort_armed{a, {prefill}, 1});
+  not_started.decided(decode, core::abort_armed{a, {prefill}, 1, std::nullopt});
   EXPECT_EQ(hits_of(not_started, probe::abort_mid_copy), 0u);
 
   event_builder half;
   submitted(half);
   half.copied(1, a, prefill, 0, decode, 4);
-  half.decided(decode, core::abort_armed{a, {prefill}, 1});
+  half.decided(decode, core::abort_armed{a, {prefill}, 1, std::nullopt});
   half.add(sim::failure_injected{a, prefill});
   EXPECT_EQ(hits_of(half, probe::abort_mid_copy), 2u);
 
@@ -134,7 +134,7 @@ TEST(CodeProbes, AbortMidCopyOnlyWhileACopyIsHalfDone) {
   finished.copied(1, a, prefill, 0, decode, 4);
   finished.copied(1, a, prefill, 1, decode, 5);
   finished.add(sim::transfer_ended{1, a, core::transfer_poll::succeeded});
-  finished.decided(decode, core::abort_armed{a, {prefill}, 1});
+  finished.decided(decode, core::abort_armed{a, {prefill}, 1, std::nullopt});
   EXPECT_EQ(hits_of(finished, probe::abort_mid_copy), 0u);
 }
 
