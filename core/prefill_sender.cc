@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/invariant.h"
+
 namespace kvsim::core {
 
 // Actor discipline: only the scheduler actor calls open/send_chunk/poll/finish (so `rooms_`
@@ -141,7 +143,7 @@ void prefill_sender::poll() {
     }
     // Historical: the transfer's end cleared the room, and the ACK target with it (B5).
     if (variant_.has(bug::b5_lost_ack_target) && !in_flight(key)) r.ack_targets.clear();
-    send_due_acks(key);
+    send_due_acks(key, r);
     forget_if_done(key);
   }
 }
@@ -165,12 +167,10 @@ void prefill_sender::send_ack(room_key key, const ack_target& target) {
                       control_message{control_kind::abort_ack, rank_, key, target.token, {}, {}});
 }
 
-void prefill_sender::send_due_acks(room_key key) {
-  const auto it = rooms_.find(key);
-  if (it == rooms_.end() || it->second.ack_targets.empty()) return;
+void prefill_sender::send_due_acks(room_key key, room& r) {
   // Historical: the ACK went out on receipt, whatever was still writing (B2).
   if (!drained(key) && !variant_.has(bug::b2_early_ack)) return;
-  const std::vector<ack_target> due = std::exchange(it->second.ack_targets, {});
+  const std::vector<ack_target> due = std::exchange(r.ack_targets, {});
   for (const ack_target& target : due) send_ack(key, target);
 }
 
@@ -191,7 +191,6 @@ void prefill_sender::on_abort(const control_message& abort) {
     // tombstone keeps a late open from ever writing (B10 restores the old: none); nothing of
     // it is in flight here, so the drain-ACK can go at once.
     if (!variant_.has(bug::b10_no_tombstone)) (void)state_.lifetimes.close(key);
-    if (it != rooms_.end()) it->second.failed = true;  // B7: the room is still here
     emit(ack_target_registered{key, target.decode_rank, target.token.nonce});
     send_ack(key, target);
     return;
@@ -220,7 +219,7 @@ void prefill_sender::on_abort(const control_message& abort) {
   }
   fail_logically();  // phase one: the failure is logical and admission is closed
   register_target();
-  send_due_acks(key);
+  send_due_acks(key, it->second);
 }
 
 void prefill_sender::fail(room_key key) {
@@ -258,11 +257,11 @@ void prefill_sender::forget_if_done(room_key key) {
   const auto it = rooms_.find(key);
   if (it == rooms_.end() || !it->second.finished || in_flight(key)) return;
   room& r = it->second;
-  if (!r.outcome_sent) {
-    r.outcome_sent = true;
-    for (rank_id decode : r.decode_ranks) send_outcome(key, decode, r.failed);
-  }
-  if (!r.ack_targets.empty()) return;
+  // Nothing in flight: poll() has released the last chunk, and the same poll sent every ACK
+  // that was due (an ABORT registers targets only while the room is being drained). So the
+  // request is over here, once: decode hears it, and the room is forgotten.
+  KVSIM_INVARIANT(r.ack_targets.empty(), "a room with nothing in flight owes no drain-ACK");
+  for (rank_id decode : r.decode_ranks) send_outcome(key, decode, r.failed);
   // What decode heard is what the request came to here: one flag says both.
   const request_outcome outcome = r.failed ? request_outcome::aborted : request_outcome::succeeded;
   (void)state_.lifetimes.clear(key);

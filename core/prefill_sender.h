@@ -96,12 +96,11 @@ class prefill_sender {
     // said so) or an accepted ABORT. Decode hears it and request_finished says it.
     bool failed = false;
     bool finished = false;
-    bool outcome_sent = false;
   };
 
   void release_chunk(room_key key, chunk& c);
   void quarantine_chunk(room_key key, chunk& c);
-  void send_due_acks(room_key key);
+  void send_due_acks(room_key key, room& r);
   void send_ack(room_key key, const ack_target& target);
   void send_outcome(room_key key, rank_id decode, bool failed);
   void forget_if_done(room_key key);

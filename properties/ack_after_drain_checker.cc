@@ -92,6 +92,14 @@ std::optional<sim::finding> ack_after_drain_checker::check_ack(const core::drain
                       " still pending (admitted at " + steps_text(admitted_steps) + ")");
   }
 
+  // What the sender itself reported believing: an ACK it sent knowing the room open or a
+  // transfer in flight is early by its own account, even when the world's view agrees it
+  // had drained (the claim, not the drain, is then what is wrong).
+  if (reasons.empty() && (!ack.room_closed || ack.in_flight > 0)) {
+    reasons.push_back(std::string("the sender itself reported the room ") +
+                      (ack.room_closed ? "closed" : "open") + " with " +
+                      std::to_string(ack.in_flight) + " transfer(s) in flight");
+  }
   if (reasons.empty()) return std::nullopt;
   sort_evidence(evidence);
   std::string message = "I2: rank " + std::to_string(rank) + " sent a drain-ACK for " + request +

@@ -3,7 +3,9 @@
 // closed and drained on that rank.
 //
 // Checked at each drain_ack_sent of rank r for request k, from the events alone (the ACK's
-// own room_closed and in_flight fields are what the sender believed, never evidence):
+// own room_closed and in_flight fields are what the sender believed, never evidence of a
+// drain; but an ACK its own fields call early is early: a sender that reports a room open or
+// a transfer in flight as it ACKs fires even where the events show it drained):
 //   - closed: a room_closed of k on r (tombstone or not) came earlier in the log;
 //   - drained: no transfer of k with source rank r was submitted and has not ended yet
 //     (a transfer_timed_out does not end it: the copy may still run, DOMAIN.md B12), and no

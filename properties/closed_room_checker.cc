@@ -25,7 +25,7 @@ std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e
     closed_.try_emplace({rank, closed->key}, closing{at, closed->tombstone});
   } else if (const auto* admitted = std::get_if<core::chunk_admitted>(&body)) {
     const auto it = closed_.find({rank, admitted->key});
-    if (it == closed_.end()) return std::nullopt;
+    if (it == closed_.end()) return check_admission_after_failed(*admitted, rank, at);
     const closing& close = it->second;
     return sim::finding{"I4",
                         "I4: rank " + std::to_string(rank) + " admitted a chunk of " +
@@ -52,6 +52,20 @@ std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e
                         {}};
   }
   return std::nullopt;
+}
+
+std::optional<sim::finding> closed_room_checker::check_admission_after_failed(
+    const core::chunk_admitted& admitted, core::rank_id rank, event_mark at) const {
+  const auto failed = failed_since_.find({rank, admitted.key});
+  if (failed == failed_since_.end()) return std::nullopt;
+  return sim::finding{"I4",
+                      "I4: rank " + std::to_string(rank) + " admitted a chunk of " +
+                          core::to_string(admitted.key) + " at step " + std::to_string(at.step) +
+                          ", but the request had been Failed there since step " +
+                          std::to_string(failed->second.step) +
+                          " and its room was never closed (a failure closes admission)",
+                      {failed->second.index, at.index},
+                      {}};
 }
 
 std::optional<sim::finding> closed_room_checker::check_status(const core::status_changed& change,

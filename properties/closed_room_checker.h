@@ -4,7 +4,9 @@
 // A chunk_admitted of request k on rank r after a room_closed of k on r (tombstone or not)
 // fires: admission after the ABORT is how a chunk writes pages decode already freed
 // (DOMAIN.md B9, B10). A closed room stays closed for good: a request's (room, generation)
-// never comes back, so neither a clear nor an evicted tombstone reopens it.
+// never comes back, so neither a clear nor an evicted tombstone reopens it. So does one
+// after a change of k's status to Failed on r with no close: a failure (fail(), a failed or
+// unconfirmed transfer, an accepted ABORT) closes admission as it fails the request.
 //
 // A status_changed of k on r fires when it leaves Failed: when the change says it came from
 // Failed, and also when the events show k was Failed on r whatever the change says it came
@@ -44,6 +46,8 @@ class closed_room_checker : public sim::checker {
 
   std::optional<sim::finding> check_status(const core::status_changed& change, core::rank_id rank,
                                            event_mark at);
+  std::optional<sim::finding> check_admission_after_failed(const core::chunk_admitted& admitted,
+                                                           core::rank_id rank, event_mark at) const;
 
   std::map<rank_room, closing> closed_;           // first close of each room
   std::map<rank_room, event_mark> failed_since_;  // first change to Failed of each room

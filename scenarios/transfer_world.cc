@@ -391,7 +391,9 @@ struct transfer_world::parts {
     // Done with the request: the sender gives the source back and, once nothing is in
     // flight, tells every decode rank the outcome (a failure too, so that a decode rank that
     // did not abort itself still drains before it frees: DOMAIN.md, the fixed protocol).
-    me.sender.finish(key);
+    // An engine finishes a request once: one that freed the source mid-transfer does not
+    // again, and the sender must then forget the request from poll() alone.
+    if (!source_freed) me.sender.finish(key);
     while (me.sender.tracking(key)) {  // drain-ACKs still owed
       me.sender.poll();
       read_status(p, key);

@@ -45,6 +45,23 @@ TEST(ClosedRoomChecker, FiresOnAChunkAdmittedAfterTheRoomClosed) {
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
+TEST(ClosedRoomChecker, FiresOnAChunkAdmittedAfterAFailureThatNeverClosedTheRoom) {
+  // fail() that marks the request Failed but forgets to close its room: chunks queued after
+  // the failure still write for a request that is over.
+  event_builder log;
+  log.decided(0, core::room_opened{request_a});                                          // step 1
+  const auto failed = changed(log, 0, request_a, kv_status::transferring, kv_status::failed);  // 2
+  const auto admit = log.at(6).decided(0, core::chunk_admitted{request_a, 1});
+  closed_room_checker checker;
+  const sim::finding expected{
+      "I4",
+      "I4: rank 0 admitted a chunk of room 7/gen 0 at step 6, but the request had been Failed "
+      "there since step 2 and its room was never closed (a failure closes admission)",
+      {failed, admit},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+}
+
 TEST(ClosedRoomChecker, FiresWhenDecodeCompletesARequestAPrefillRankFailed) {
   // One Failed rank fails the request: a core that ignores prefill's own failure (B8's world,
   // or fail() doing nothing) lets decode take the request as a success.
