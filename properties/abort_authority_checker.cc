@@ -16,6 +16,9 @@ std::optional<sim::finding> abort_authority_checker::observe(const sim::sim_even
   const event_mark at{e.step, index};
   if (const auto* issued = std::get_if<core::token_issued>(&what.body)) {
     issued_.try_emplace({what.rank, issued->key, issued->nonce}, at);
+    latest_to_[{what.rank, issued->key, issued->audience}] = {issued->nonce, at};
+  } else if (const auto* armed = std::get_if<core::abort_armed>(&what.body)) {
+    return check_armed(*armed, what.rank, at);
   } else if (const auto* accepted = std::get_if<core::token_accepted>(&what.body)) {
     accepted_.insert({what.rank, accepted->key, accepted->nonce});
     return check_accepted(*accepted, what.rank, at);
@@ -25,6 +28,30 @@ std::optional<sim::finding> abort_authority_checker::observe(const sim::sim_even
     return check_target(*target, what.rank, at);
   }
   return std::nullopt;
+}
+
+std::optional<sim::finding> abort_authority_checker::check_armed(const core::abort_armed& armed,
+                                                                 core::rank_id rank,
+                                                                 event_mark at) const {
+  if (armed.expected_ranks.empty()) return std::nullopt;
+  const core::rank_id first = armed.expected_ranks.front();
+  const auto issued = latest_to_.find({rank, armed.key, first});
+  if (issued != latest_to_.end() && issued->second.first == armed.nonce) return std::nullopt;
+  std::vector<std::size_t> evidence{at.index};
+  std::string message = "I2: rank " + std::to_string(rank) + " armed the abort of " +
+                        core::to_string(armed.key) + " at step " + std::to_string(at.step) +
+                        " naming nonce " + std::to_string(armed.nonce) + " for rank " +
+                        std::to_string(first);
+  if (issued == latest_to_.end()) {
+    message += ", but it issued no token of that request to that rank";
+  } else {
+    message += ", but the token it issued that rank at step " +
+               std::to_string(issued->second.second.step) + " has nonce " +
+               std::to_string(issued->second.first);
+    evidence.push_back(issued->second.second.index);
+  }
+  sort_evidence(evidence);
+  return sim::finding{"I2", std::move(message), std::move(evidence), {}};
 }
 
 std::optional<sim::finding> abort_authority_checker::check_rejected(

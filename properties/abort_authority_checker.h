@@ -12,6 +12,10 @@
 // nonce, generation or room), registers a target the events cannot justify. Evidence: the
 // registration, and the issue it matched if any.
 //
+// An abort_armed names the nonce of the token its rank issued to the first expected rank
+// (each rank gets its own token): one that names another is a record that lies about what
+// was sent. Evidence: the arming and the issue it should have named.
+//
 // The verifier's own acceptances must hold too, whatever is done with them next:
 //   - a token binds its message to its issuer: it is accepted only from the rank that issued
 //     it, or by the issuer itself (decode hears its own token back in a drain-ACK);
@@ -51,7 +55,14 @@ class abort_authority_checker : public sim::checker {
   std::optional<sim::finding> check_accepted(const core::token_accepted& accepted,
                                              core::rank_id rank, event_mark at);
 
+  std::optional<sim::finding> check_armed(const core::abort_armed& armed, core::rank_id rank,
+                                          event_mark at) const;
+
   std::map<token_at, event_mark> issued_;
+  // (issuing rank, request, audience) -> the nonce and the step of the latest token issued.
+  std::map<std::tuple<core::rank_id, core::room_key, core::rank_id>,
+           std::pair<std::uint64_t, event_mark>>
+      latest_to_;
   std::set<token_at> accepted_;
   // (checking rank, request, nonce, presenter) of every acceptance, for replays.
   std::map<std::tuple<core::rank_id, core::room_key, std::uint64_t, core::rank_id>, event_mark>

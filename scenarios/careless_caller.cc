@@ -114,8 +114,9 @@ void careless_caller::misuse_once(rank_id rank, core::page_ledger& ledger) {
 }
 
 // The engine frees a request the core gave up on (quarantined at its deadline, or holding
-// its pages for a dead peer), whenever it likes: nothing a transport may still write into
-// may be freed by that.
+// its pages for a dead peer), or one it aborted (as SGLang's decode did before the drain-ACK
+// fix, B1's engine side), whenever it likes: nothing a transport may still write into may be
+// freed by that (the destination lease from publish on holds the pages back).
 void careless_caller::impatient_free_once(rank_id rank, core::page_ledger& ledger,
                                           const core::decode_receiver& receiver) {
   follow_events();
@@ -123,7 +124,9 @@ void careless_caller::impatient_free_once(rank_id rank, core::page_ledger& ledge
   std::vector<room_key> given_up;
   for (const room_key& key : keys_) {
     if (receiver.finished(key)) continue;
-    if (receiver.quarantined(key) || held.contains(key)) given_up.push_back(key);
+    if (receiver.quarantined(key) || receiver.aborting(key) || held.contains(key)) {
+      given_up.push_back(key);
+    }
   }
   if (given_up.empty()) return;
   const room_key key =

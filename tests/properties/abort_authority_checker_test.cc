@@ -34,6 +34,29 @@ TEST(AbortAuthorityChecker, FiresOnATargetWhoseTokenWasNeverChecked) {
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
+TEST(AbortAuthorityChecker, FiresOnAnArmingThatNamesAnotherRanksToken) {
+  // Each prefill rank gets its own token; the arming names the first expected rank's.
+  event_builder log;
+  const auto to_0 = log.at(3).decided(1, core::token_issued{request_a, 4, 0});
+  log.decided(1, core::token_issued{request_a, 5, 2});
+  const auto armed = log.at(6).decided(1, core::abort_armed{request_a, {0, 2}, 5, std::nullopt});
+  abort_authority_checker checker;
+  const sim::finding expected{
+      "I2",
+      "I2: rank 1 armed the abort of room 7/gen 0 at step 6 naming nonce 5 for rank 0, but the "
+      "token it issued that rank at step 3 has nonce 4",
+      {to_0, armed},
+      {}};
+  EXPECT_EQ(observe_all(checker, log.events()), expected);
+
+  event_builder right;
+  right.decided(1, core::token_issued{request_a, 4, 0});
+  right.decided(1, core::token_issued{request_a, 5, 2});
+  right.decided(1, core::abort_armed{request_a, {0, 2}, 4, std::nullopt});
+  abort_authority_checker quiet;
+  EXPECT_EQ(observe_all(quiet, right.events()), std::nullopt);
+}
+
 TEST(AbortAuthorityChecker, FiresOnATokenDecodeNeverIssued) {
   // A verifier that lets a tampered nonce through: accepted, but nobody issued it.
   event_builder log;
