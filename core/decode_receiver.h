@@ -83,9 +83,9 @@ class decode_receiver {
   std::size_t early_held() const { return early_.size(); }  // requests with messages held
   // The receiver's books against each other, one line per disagreement (empty: consistent):
   // the per-rank index names exactly the live requests' prefill ranks, the deadline set
-  // exactly the pending deadlines of the aborts still waiting, no live request is among the finished ones, and the
-  // early buffer and its eviction order hold the same requests. O(n log n): for audits and
-  // tests, never on a hot path.
+  // exactly the pending deadlines of the aborts still waiting, no live request is among the
+  // finished ones, and the early buffer and its eviction order hold the same requests.
+  // O(n log n): for audits and tests, never on a hot path.
   std::vector<std::string> check_consistency() const;
   bool aborting(room_key key) const;
   bool quarantined(room_key key) const;

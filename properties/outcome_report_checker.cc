@@ -86,7 +86,7 @@ std::optional<sim::finding> outcome_report_checker::check_report(
                             " (one report per request and decode rank)",
                         earlier->second.at.index, at.index);
   }
-  last_report_[request] = report{at, failed};
+  if (failed) failed_reported_.try_emplace(request, at);
   unsent_[{rank, decided.to, decided.key}] = failed;
 
   for (const auto& [transfer, where] : running_) {
@@ -141,21 +141,18 @@ std::optional<sim::finding> outcome_report_checker::check_wire(const sim::messag
 
 std::optional<sim::finding> outcome_report_checker::check_finished(
     const core::request_finished& finished, core::rank_id rank, event_mark at) const {
-  const auto it = last_report_.find({rank, finished.key});
-  if (it == last_report_.end()) return std::nullopt;
   // Only one way round: an ABORT accepted after a chunk_ready was decided fails the request
   // here too late for decode to hear it (decode aborted it itself), but nothing turns a
   // Failed request back into a success.
-  if (finished.outcome != core::request_outcome::succeeded || !it->second.failed) {
-    return std::nullopt;
-  }
+  if (finished.outcome != core::request_outcome::succeeded) return std::nullopt;
+  const auto told = failed_reported_.find({rank, finished.key});
+  if (told == failed_reported_.end()) return std::nullopt;
   return make_finding("I4",
                       "prefill rank " + std::to_string(rank) + " finished " +
                           core::to_string(finished.key) + " at step " + std::to_string(at.step) +
                           " as " + core::to_string(finished.outcome) + ", but had told decode " +
-                          report_text(it->second.failed) + " at step " +
-                          std::to_string(it->second.at.step),
-                      it->second.at.index, at.index);
+                          report_text(true) + " at step " + std::to_string(told->second.step),
+                      told->second.index, at.index);
 }
 
 }  // namespace kvsim::properties

@@ -66,7 +66,7 @@ class outcome_report_checker : public sim::checker {
   std::map<rank_room, event_mark> cause_;           // first reason k failed on p
   std::map<sim::transfer_id, std::pair<rank_room, event_mark>> running_;  // by id: p, k, submit
   std::map<std::tuple<core::rank_id, core::rank_id, core::room_key>, report> reports_;
-  std::map<rank_room, report> last_report_;  // the latest report p decided about k (any rank)
+  std::map<rank_room, event_mark> failed_reported_;  // p's first Failed report about k
   // Decided and not on the wire yet: (p, d, k) -> failed.
   std::map<std::tuple<core::rank_id, core::rank_id, core::room_key>, bool> unsent_;
 };
