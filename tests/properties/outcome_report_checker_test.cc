@@ -195,8 +195,15 @@ TEST(OutcomeReportChecker, QuietOnHonestReports) {
   log.decided(prefill, core::ack_target_registered{b, decode, 9});
   log.decided(prefill, core::room_closed{b, 0, true});
   log.decided(prefill, core::outcome_reported{b, decode, true});
-  // A step later, after an ABORT of request_a's successor was accepted: still what was decided.
   log.add(sim::message_sent{40, prefill, decode, control_kind::status, b, false});
+  // chunk_ready decided, then an ABORT accepted before the message is on the wire: the
+  // decision was right when it was made, and the wire carries what was decided.
+  const room_key c{11, 0};
+  log.decided(prefill, core::room_opened{c});
+  log.decided(prefill, core::outcome_reported{c, decode, false});
+  log.decided(prefill, core::ack_target_registered{c, decode, 12});
+  log.add(sim::message_sent{41, prefill, decode, control_kind::chunk_ready, c, false});
+  log.decided(prefill, core::request_finished{c, core::request_outcome::aborted});
   outcome_report_checker checker;
   EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
 }
