@@ -46,6 +46,15 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
   return mask;
 }
 
+sim::fault_profile faults_as_choices(const scenario_spec& spec) {
+  sim::fault_profile profile;
+  const std::uint32_t allowed = allowed_faults(spec);
+  for (std::size_t i = 0; i < sim::fault_kind_count; ++i) {
+    if (((allowed >> i) & 1u) != 0) profile.per_million[i] = 1'000'000;
+  }
+  return profile;
+}
+
 core::variant breaking_variant(const expectation_spec& expect) {
   if (expect.breaking_variant == "canary") {
     return core::variant::with(core::bug::b1_destination_reuse);

@@ -31,6 +31,12 @@ std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, c
 // The fault kinds a scenario allows (bit i = sim::fault_kind i); swarm draws among them.
 std::uint32_t allowed_faults(const scenario_spec& spec);
 
+// The profile of an exhaustive search where faults are choices (sim/dpor.h): every kind the
+// scenario allows is on (the rate only says "possible"; the search decides each
+// opportunity), and faults never stop (with at most K of them, I9 judges every request from
+// its start).
+sim::fault_profile faults_as_choices(const scenario_spec& spec);
+
 // The variant the scenario expects to break: its named bug, or for the canary the
 // deliberately broken core (decode frees its pages at abort, B1's release).
 core::variant breaking_variant(const scenario_spec& spec);

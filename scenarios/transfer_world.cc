@@ -138,21 +138,26 @@ struct transfer_world::parts {
         part->engine.hold(keys[gate_spec.request], *gates.back(), gate_spec.before_page);
       }
     }
+    // The schedulers live in their rank (every step may touch its books); the pollers
+    // (bootstrap, heartbeat, late status writer, careless caller) spend most steps finding
+    // nothing to do, so they declare their rank only where they touch it (sim/step_log.h)
+    // and their idle polls stay independent of the scheduler's steps.
+    constexpr std::uint64_t poller = sim::world::no_home;
     for (rank_id p : prefill_ranks) {
       world.spawn({p, "prefill", 0}, [this, p] { prefill_scheduler(p); });
-      world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); });
-      if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); });
+      world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); }, poller);
+      if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); }, poller);
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
     if (spec.faults.late_status) {
-      for (rank_id p : prefill_ranks) world.spawn({p, "worker", 0}, [this, p] { late_writer(p); });
+      for (rank_id p : prefill_ranks) world.spawn({p, "worker", 0}, [this, p] { late_writer(p); }, poller);
     }
     if (spec.faults.ledger_misuse) {
       for (rank_id p : prefill_ranks) {
-        world.spawn({p, "careless", 0}, [this, p] { careless_loop(p, prefill.at(p)->ledger); });
+        world.spawn({p, "careless", 0}, [this, p] { careless_loop(p, prefill.at(p)->ledger); }, poller);
       }
       for (rank_id d : decode_ranks) {
-        world.spawn({d, "careless", 0}, [this, d] { careless_loop(d, decode.at(d)->ledger); });
+        world.spawn({d, "careless", 0}, [this, d] { careless_loop(d, decode.at(d)->ledger); }, poller);
       }
     }
     world.add_quiescence_audit([this] {
@@ -170,6 +175,11 @@ struct transfer_world::parts {
         world.emit(audit_decode(rank, part->receiver, part->verifier, registered));
       }
     });
+  }
+
+  // A poller touches its rank's books (sim/step_log.h: its steps declare them).
+  void touch_rank(rank_id rank) const {
+    world.touch(sim::object_token(sim::object_kind::rank, rank), sim::access::write);
   }
 
   // --- peer death ----------------------------------------------------------------------
@@ -227,6 +237,7 @@ struct transfer_world::parts {
         world.wait_virtual(poll_interval_us);
       }
       if (!world.fault(sim::fault_kind::ledger_misuse)) continue;
+      touch_rank(rank);
       careless.call_once(rank, targets_of(rank, ledger));
     }
   }
@@ -246,8 +257,22 @@ struct transfer_world::parts {
   bool scheduling_done() const {
     return all_decode_done() &&
            std::all_of(prefill.begin(), prefill.end(), [this](const auto& entry) {
-             return entry.second->scheduler_done || !liveness.alive(entry.first);
+             return prefill_done(entry.first) || !liveness.alive(entry.first);
            });
+  }
+
+  // The schedulers' "done" flags are read across ranks: shared objects of their own
+  // (sim/step_log.h), so the search orders a read against the write it may see.
+  static std::uint64_t done_flag(rank_id rank) {
+    return sim::object_token(sim::object_kind::flag, rank);
+  }
+  bool prefill_done(rank_id p) const {
+    world.touch(done_flag(p), sim::access::read);
+    return prefill.at(p)->scheduler_done;
+  }
+  bool decode_done(rank_id d) const {
+    world.touch(done_flag(d), sim::access::read);
+    return decode.at(d)->done;
   }
 
   // --- late status writes ---------------------------------------------------------------
@@ -264,6 +289,7 @@ struct transfer_world::parts {
       if (scheduling_done()) return;
       prefill_wait_us(p, poll_interval_us);
       if (!world.fault(sim::fault_kind::late_status)) continue;
+      touch_rank(p);
       const room_key key =
           keys[world.choose(choice_late_status_room, static_cast<std::uint32_t>(keys.size()))];
       const std::vector<core::kv_status> late = late_statuses(me, key);
@@ -301,6 +327,7 @@ struct transfer_world::parts {
     prefill_rank_parts& me = *prefill.at(p);
     for (;;) {
       while (auto message = network.try_receive(p)) {
+        touch_rank(p);
         if (message->kind == core::control_kind::metadata) {
           me.metadata[message->key][message->from] = message->pages;
         } else if (message->kind == core::control_kind::abort) {
@@ -309,20 +336,21 @@ struct transfer_world::parts {
         }
         me.news.notify_all();
       }
-      if (me.scheduler_done && all_decode_done()) return;
+      if (prefill_done(p) && all_decode_done()) return;
       prefill_wait_us(p, poll_interval_us);
     }
   }
 
   bool all_decode_done() const {
     for (const auto& [rank, part] : decode) {
-      if (!part->done) return false;
+      if (!decode_done(rank)) return false;
     }
     return true;
   }
 
   void prefill_scheduler(rank_id p) {
     for (std::size_t r = 0; r < spec.requests.size(); ++r) prefill_one(p, r);
+    world.touch(done_flag(p), sim::access::write);
     prefill.at(p)->scheduler_done = true;
   }
 
@@ -451,6 +479,7 @@ struct transfer_world::parts {
       me.receiver.check_peers();  // a dead prefill rank's teardown also ends a quarantine
       if (unresolved()) world.wait_virtual(poll_interval_us);
     }
+    world.touch(done_flag(d), sim::access::write);
     me.done = true;
   }
 
@@ -510,15 +539,19 @@ struct transfer_world::parts {
     return (in_window && world.fault(sim::fault_kind::abort)) || complete;
   }
 
-  // The world's view of the prefill side (test glue, to place an abort in its phase).
+  // The world's view of the prefill side (test glue, to place an abort in its phase): a
+  // decode step reading prefill ranks' books, declared as such.
   bool any_in_flight(const room_key& key) const {
-    return std::any_of(prefill.begin(), prefill.end(),
-                       [&](const auto& entry) { return entry.second->sender.in_flight(key); });
+    return std::any_of(prefill.begin(), prefill.end(), [&](const auto& entry) {
+      world.touch(sim::object_token(sim::object_kind::rank, entry.first), sim::access::read);
+      return entry.second->sender.in_flight(key);
+    });
   }
 
   bool all_chunks_queued(std::size_t r) const {
     const std::size_t chunks = std::max<std::size_t>(1, spec.requests[r].chunks);
     return std::all_of(prefill.begin(), prefill.end(), [&](const auto& entry) {
+      world.touch(sim::object_token(sim::object_kind::rank, entry.first), sim::access::read);
       const auto it = entry.second->chunks_queued.find(keys[r]);
       return it != entry.second->chunks_queued.end() && it->second >= chunks;
     });

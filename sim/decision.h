@@ -10,6 +10,8 @@
 
 namespace kvsim::sim {
 
+class step_log;
+
 enum class decision_kind : std::uint8_t { schedule = 0, fault = 1, data = 2 };
 
 const char* to_string(decision_kind kind);
@@ -38,6 +40,11 @@ struct decision_request {
   std::uint64_t tag = 0;               // fault/data: what is being decided
   std::uint32_t fault_per_million = 0;  // fault: how likely the profile makes it
   std::uint64_t step = 0;               // schedule decisions taken so far
+  // schedule: the options' stable identities (sim/step_log.h), in the order of `subjects`.
+  std::span<const std::uint64_t> threads;
+  // schedule, in worlds that keep a step log: the steps so far (the last one just ended).
+  const step_log* steps = nullptr;
+  bool after_fence = false;  // schedule: virtual time advanced since the last step
 };
 
 // The stable 64-bit digest of a decision list (FNV-1a over its fields): equal lists, equal

@@ -37,6 +37,14 @@ kv_memory::kv_memory(world& w, core::rank_id rank, std::uint32_t pages, std::uin
       page_bytes_(page_bytes),
       bytes_(std::size_t{pages} * page_bytes, 0) {
   KVSIM_SIM_ASSERT(page_bytes > header_bytes, "a page must hold more than its canary header");
+  // The bytes are part of the run's terminal state (world::terminal_digest). The world
+  // only asks while the run's parts, this pool among them, still exist.
+  world_.add_state_digest([this](const std::function<void(std::uint64_t)>& add) {
+    add(rank_);
+    std::uint64_t hash = 0xcbf29ce484222325ULL;
+    for (const std::uint8_t byte : bytes_) hash = (hash ^ byte) * 0x100000001b3ULL;
+    add(hash);
+  });
 }
 
 std::uint8_t* kv_memory::page_data(core::page_index page) {
@@ -57,6 +65,7 @@ void kv_memory::write_canary(core::page_index page, core::room_key writer,
 
 void kv_memory::fill_canary(core::page_index page, core::room_key writer,
                             std::uint32_t logical_page) {
+  world_.touch(page_object(rank_, page), access::write);
   std::uint8_t* data = page_data(page);
   put(data, writer.room);
   put(data + 8, writer.generation);
@@ -68,6 +77,7 @@ void kv_memory::fill_canary(core::page_index page, core::room_key writer,
 
 bool kv_memory::matches(core::page_index page, core::room_key key,
                         std::uint32_t logical_page) const {
+  world_.touch(page_object(rank_, page), access::read);
   const std::uint8_t* data = page_data(page);
   if (get<core::room_id>(data) != key.room || get<core::generation_t>(data + 8) != key.generation ||
       get<std::uint32_t>(data + 12) != logical_page) {
@@ -99,6 +109,8 @@ bool kv_memory::verify(core::page_index page, core::room_key reader, std::uint32
 void kv_memory::copy_from(const kv_memory& source, core::page_index source_page,
                           core::page_index destination_page) {
   KVSIM_SIM_ASSERT(source.page_bytes_ == page_bytes_, "pools with different page sizes");
+  world_.touch(page_object(source.rank_, source_page), access::read);
+  world_.touch(page_object(rank_, destination_page), access::write);
   std::memcpy(page_data(destination_page), source.page_data(source_page), page_bytes_);
 }
 

@@ -18,6 +18,9 @@ class kv_memory {
   static constexpr std::uint32_t header_bytes = 16;
 
   kv_memory(world& w, core::rank_id rank, std::uint32_t pages, std::uint32_t page_bytes);
+  // The world digests this pool's bytes through a pointer to it: it never moves.
+  kv_memory(const kv_memory&) = delete;
+  kv_memory& operator=(const kv_memory&) = delete;
 
   void write_canary(core::page_index page, core::room_key writer, std::uint32_t logical_page);
   // The same bytes without the page_written event, for a writer that reports its own write

@@ -49,6 +49,8 @@ core::collective& collective_group::member(core::rank_id rank) {
 std::int64_t collective_group::enter(core::rank_id rank, std::uint64_t sequence,
                                      collective_op op, std::int64_t value) {
   world_.step();  // entering a collective is a preemption point
+  const std::uint64_t object = object_token(object_kind::collective_group, id_);
+  world_.touch(object, access::write);
   world_.emit(collective_entered{id_, sequence, rank, op, value});
   arrival& slot = open_[sequence];
   if (slot.arrived.empty()) {
@@ -77,6 +79,7 @@ std::int64_t collective_group::enter(core::rank_id rank, std::uint64_t sequence,
   }
   const wait_reason reason{wait_kind::collective, to_string(op), id_, sequence, rank};
   while (!open_[sequence].complete) waiters_.wait(reason);
+  world_.touch(object, access::write);
   arrival& done = open_[sequence];
   const std::int64_t result = done.result;
   world_.emit(collective_left{id_, sequence, rank, result});

@@ -133,7 +133,12 @@ sim_network::~sim_network() = default;
 
 sim_network::mailbox& sim_network::box(core::rank_id rank) {
   mailbox& m = mailboxes_[rank];
-  if (!m.waiters) m.waiters = std::make_unique<wait_queue>(world_, "mailbox of rank " + std::to_string(rank));
+  if (!m.waiters) {
+    // Named by its rank: a mailbox may first be used mid-run.
+    m.waiters = std::make_unique<wait_queue>(
+        world_, "mailbox of rank " + std::to_string(rank),
+        object_token(object_kind::wait_queue, name_token("mailbox") ^ rank));
+  }
   return m;
 }
 
@@ -159,6 +164,11 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
   const std::uint64_t lost_us = world_.fault(fault_kind::message_drop) ? retransmit_us : 0;
   if (lost_us != 0) world_.emit(message_dropped{id});
   const int copies = world_.fault(fault_kind::message_duplicate) ? 2 : 1;
+  // What the adversary remembers of messages to `to` is read by later sends to it.
+  if (world_.faults().of(fault_kind::message_replay) != 0 ||
+      world_.faults().of(fault_kind::message_forge) != 0) {
+    world_.touch(object_token(object_kind::network_log, to), access::write);
+  }
   for (int copy = 0; copy < copies; ++copy) {
     const std::uint64_t delay_us =
         lost_us + (world_.fault(fault_kind::message_delay)
@@ -182,6 +192,7 @@ void sim_network::deliver(message_id id, core::rank_id to, const core::control_m
       world_.emit(message_lost{id, to});
       return;
     }
+    world_.touch(object_token(object_kind::mailbox, to), access::write);
     box(to).messages.push_back(message);
     world_.emit(message_delivered{id, to});
     box(to).waiters->notify_all();
@@ -232,7 +243,12 @@ bool sim_network::connected(core::rank_id from, core::rank_id to) const {
 core::control_message sim_network::receive(core::rank_id rank) {
   world_.step();
   mailbox& m = box(rank);
-  while (m.messages.empty()) m.waiters->wait();
+  const std::uint64_t object = object_token(object_kind::mailbox, rank);
+  world_.touch(object, access::write);
+  while (m.messages.empty()) {
+    m.waiters->wait();
+    world_.touch(object, access::write);
+  }
   core::control_message message = std::move(m.messages.front());
   m.messages.pop_front();
   return message;
@@ -240,6 +256,8 @@ core::control_message sim_network::receive(core::rank_id rank) {
 
 std::optional<core::control_message> sim_network::try_receive(core::rank_id rank) {
   mailbox& m = box(rank);
+  const std::uint64_t object = object_token(object_kind::mailbox, rank);
+  world_.touch(object, m.messages.empty() ? access::read : access::write);
   if (m.messages.empty()) return std::nullopt;
   core::control_message message = std::move(m.messages.front());
   m.messages.pop_front();

@@ -15,9 +15,12 @@ constexpr std::uint64_t which_read_tag = 0x10ead;
 sim_storage::sim_storage(world& w, core::rank_id rank, kv_memory& host)
     : world_(w), rank_(rank), host_(host), progressed_(w, "storage read progress") {}
 
+std::uint64_t sim_storage::object() const { return object_token(object_kind::storage, rank_); }
+
 core::storage_handle sim_storage::read_pages(core::room_key owner,
                                              const std::vector<core::page_index>& host_pages) {
   world_.step();
+  world_.touch(object(), access::write);
   const core::storage_handle handle = next_handle_++;
   reads_[handle] = read_record{owner, host_pages};
   latest_[owner] = handle;
@@ -25,7 +28,7 @@ core::storage_handle sim_storage::read_pages(core::room_key owner,
   in_flight_.push_back(handle);
   if (!serving_) {
     serving_ = true;
-    world_.spawn(actor_name{rank_, "io", actors_spawned_++}, [this] { serve(); });
+    world_.spawn(actor_name{rank_, "io", actors_spawned_++}, [this] { serve(); }, object());
   }
   return handle;
 }
@@ -44,6 +47,7 @@ void sim_storage::serve() {
       continue;
     }
     if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
+    world_.touch(object(), access::write);
     if (world_.fault(fault_kind::transfer_fail)) {
       end(handle, false);
       continue;
@@ -68,26 +72,34 @@ void sim_storage::end(core::storage_handle handle, bool completed) {
 
 core::storage_poll sim_storage::poll(core::storage_handle handle) {
   world_.step();
+  world_.touch(object(), access::read);
   const auto it = reads_.find(handle);
   KVSIM_SIM_ASSERT(it != reads_.end(), "poll of a storage read never started");
   // A poll that finds the read still running costs a little virtual time (the poller's
   // interval), so a poller spinning on a stalled read lets the clock reach the read's end.
   if (it->second.state == core::storage_poll::in_flight) world_.wait_virtual(1);
+  world_.touch(object(), access::read);
   return reads_.at(handle).state;
 }
 
 core::storage_poll sim_storage::wait(core::storage_handle handle) {
-  while (reads_.at(handle).state == core::storage_poll::in_flight) progressed_.wait();
+  world_.touch(object(), access::read);
+  while (reads_.at(handle).state == core::storage_poll::in_flight) {
+    progressed_.wait();
+    world_.touch(object(), access::read);
+  }
   return reads_.at(handle).state;
 }
 
 void sim_storage::wait_progress(core::room_key owner, std::uint32_t pages) {
+  world_.touch(object(), access::read);
   const auto latest = latest_.find(owner);
   if (latest == latest_.end()) return;
   const core::storage_handle handle = latest->second;
   while (reads_.at(handle).state == core::storage_poll::in_flight &&
          reads_.at(handle).written < pages) {
     progressed_.wait();
+    world_.touch(object(), access::read);
   }
 }
 
@@ -96,6 +108,7 @@ void sim_storage::wait_progress(core::room_key owner, std::uint32_t pages) {
 namespace kvsim::sim {
 
 std::optional<core::storage_poll> sim_storage::state_of(core::room_key owner) const {
+  world_.touch(object(), access::read);
   const auto latest = latest_.find(owner);
   if (latest == latest_.end()) return std::nullopt;
   return reads_.at(latest->second).state;

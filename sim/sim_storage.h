@@ -50,6 +50,8 @@ class sim_storage final : public core::storage_io {
     core::storage_poll state = core::storage_poll::in_flight;
   };
 
+  // The storage's books as one shared object (sim/step_log.h): the I/O actor lives in it.
+  std::uint64_t object() const;
   void serve();  // the I/O actor's body
   void end(core::storage_handle handle, bool completed);
 

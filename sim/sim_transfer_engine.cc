@@ -16,6 +16,15 @@ transfer_id global_id(core::rank_id rank, core::transfer_handle handle) {
 
 }  // namespace
 
+// Shared objects (sim/step_log.h): the engine's own state (holds, stopped), each transfer's
+// record (its executor lives in it), and a held request's page count at a destination.
+std::uint64_t sim_transfer_engine::engine_object() const {
+  return object_token(object_kind::engine, rank_);
+}
+std::uint64_t sim_transfer_engine::transfer_object(core::transfer_handle handle) const {
+  return object_token(object_kind::transfer, (std::uint64_t{rank_} << 32) | handle);
+}
+
 sim_transfer_engine::sim_transfer_engine(world& w, core::rank_id rank,
                                          std::map<core::rank_id, kv_memory*> memories)
     : world_(w), rank_(rank), memories_(std::move(memories)), ended_(w, "transfer end") {}
@@ -25,7 +34,9 @@ core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& 
                    "a transfer copies page for page");
   KVSIM_SIM_ASSERT(memories_.contains(rank_) && memories_.contains(request.destination_rank),
                    "transfer between ranks without simulated memory");
+  world_.touch(engine_object(), access::read);  // stopped_; handles are fresh names
   const core::transfer_handle handle = next_handle_++;
+  world_.touch(transfer_object(handle), access::write);
   transfers_.emplace(handle, transfer_record{request});
   world_.emit(transfer_submitted{global_id(rank_, handle), request.owner, rank_,
                                  request.destination_rank, request.source_pages,
@@ -35,13 +46,14 @@ core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& 
     return handle;
   }
   world_.spawn(actor_name{rank_, "transfer", static_cast<std::uint32_t>(handle)},
-               [this, handle] { execute(handle); });
+               [this, handle] { execute(handle); }, transfer_object(handle));
   return handle;
 }
 
 void sim_transfer_engine::execute(core::transfer_handle handle) {
   for (;;) {
     world_.step();
+    world_.touch(engine_object(), access::read);  // stopped_, holds_
     transfer_record& t = transfers_.at(handle);
     if (t.cancelled) return end(handle, core::transfer_poll::failed);
     if (stopped_ && world_.choose(dead_nic_writes_tag, 2) == 0) {
@@ -57,14 +69,22 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     std::uint32_t* request_copied =
         hold == holds_.end() ? nullptr
                              : &request_pages_copied_[{t.request.owner, t.request.destination_rank}];
+    const std::uint64_t progress = object_token(
+        object_kind::request_progress,
+        name_token(core::to_string(t.request.owner)) ^ t.request.destination_rank);
+    if (request_copied != nullptr) world_.touch(progress, access::read);
     if (request_copied != nullptr && hold->second.before_page == *request_copied) {
       hold->second.at->pass();
     }
     if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
+    world_.touch(transfer_object(handle), access::write);  // a new step after a wait
     if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
     transfer_record& now = transfers_.at(handle);
     const std::uint32_t i = now.pages_copied++;
-    if (request_copied != nullptr) ++*request_copied;
+    if (request_copied != nullptr) {
+      world_.touch(progress, access::write);
+      ++*request_copied;
+    }
     const core::page_index source_page = now.request.source_pages[i];
     const core::page_index destination_page = now.request.destination_pages[i];
     memories_.at(now.request.destination_rank)
@@ -76,6 +96,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
 }
 
 void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll outcome) {
+  world_.touch(transfer_object(handle), access::write);
   transfer_record& t = transfers_.at(handle);
   t.state = outcome;
   world_.emit(transfer_ended{global_id(rank_, handle), t.request.owner, outcome});
@@ -84,6 +105,7 @@ void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll 
 
 core::transfer_poll sim_transfer_engine::poll(core::transfer_handle handle) {
   world_.step();
+  world_.touch(transfer_object(handle), access::read);
   const auto it = transfers_.find(handle);
   KVSIM_SIM_ASSERT(it != transfers_.end(), "poll of a transfer this engine never started");
   if (it->second.state == core::transfer_poll::in_flight &&
@@ -96,6 +118,7 @@ core::transfer_poll sim_transfer_engine::poll(core::transfer_handle handle) {
 
 bool sim_transfer_engine::cancel(core::transfer_handle handle) {
   world_.step();
+  world_.touch(transfer_object(handle), access::write);
   transfer_record& t = transfers_.at(handle);
   if (t.state != core::transfer_poll::in_flight) return true;
   if (t.started) return false;  // no cancel once bytes may move (Mooncake)
@@ -105,18 +128,29 @@ bool sim_transfer_engine::cancel(core::transfer_handle handle) {
 
 core::transfer_poll sim_transfer_engine::wait(core::transfer_handle handle) {
   const wait_reason reason{wait_kind::transfer_end, "", handle, rank_, 0};
-  while (transfers_.at(handle).state == core::transfer_poll::in_flight) ended_.wait(reason);
+  world_.touch(transfer_object(handle), access::read);
+  while (transfers_.at(handle).state == core::transfer_poll::in_flight) {
+    ended_.wait(reason);
+    world_.touch(transfer_object(handle), access::read);
+  }
   return transfers_.at(handle).state;
 }
 
 bool sim_transfer_engine::quiet() const {
   for (const auto& [handle, t] : transfers_) {
+    world_.touch(transfer_object(handle), access::read);
     if (t.state == core::transfer_poll::in_flight) return false;
   }
   return true;
 }
 
+void sim_transfer_engine::stop() {
+  world_.touch(engine_object(), access::write);
+  stopped_ = true;
+}
+
 void sim_transfer_engine::hold(core::room_key owner, gate& g, std::uint32_t before_page) {
+  world_.touch(engine_object(), access::write);
   holds_[owner] = hold_rule{&g, before_page};
 }
 

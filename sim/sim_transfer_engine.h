@@ -41,7 +41,7 @@ class sim_transfer_engine final : public core::transfer_engine {
   // its chunks and sibling transfers (so a gate can sit in a later chunk).
   void hold(core::room_key owner, gate& g, std::uint32_t before_page);
   // The rank died: nothing new starts; what runs may write a few pages more, then stops.
-  void stop() { stopped_ = true; }
+  void stop();
   // No transfer of this engine is running.
   bool quiet() const;
 
@@ -58,6 +58,8 @@ class sim_transfer_engine final : public core::transfer_engine {
     std::uint32_t before_page = 0;
   };
 
+  std::uint64_t engine_object() const;
+  std::uint64_t transfer_object(core::transfer_handle handle) const;
   void execute(core::transfer_handle handle);
   void end(core::transfer_handle handle, core::transfer_poll outcome);
 

@@ -25,6 +25,11 @@ class strategy {
   virtual std::uint32_t choose(const decision_request& request) = 0;
   // The run ended after `decisions_taken` decisions.
   virtual void on_run_end(std::uint64_t /*decisions_taken*/) {}
+  // True once the strategy wants the run over (a search that knows the rest is redundant):
+  // the world stops at its next schedule decision, with no finding.
+  virtual bool abandoned() const { return false; }
+  // True when the strategy reads the step log (sim/step_log.h): the world then keeps it.
+  virtual bool wants_step_log() const { return false; }
   // Set by replay strategies when the run no longer fits the recording.
   const std::optional<divergence>& diverged() const { return divergence_; }
 

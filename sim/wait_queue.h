@@ -10,26 +10,37 @@ namespace kvsim::sim {
 
 class wait_queue {
  public:
-  wait_queue(world& w, std::string reason) : world_(w), reason_(std::move(reason)) {}
+  wait_queue(world& w, std::string reason)
+      : wait_queue(w, std::move(reason), w.new_object(object_kind::wait_queue)) {}
+  // With a token of the caller's (a queue created mid-run, named by what it belongs to).
+  wait_queue(world& w, std::string reason, std::uint64_t object)
+      : world_(w), reason_(std::move(reason)), object_(object) {}
 
   // Blocks the current actor until notified (or the deadline passes: then true).
   bool wait(std::optional<std::uint64_t> deadline_us = std::nullopt) {
     return wait(wait_reason{wait_kind::queue, reason_.c_str(), 0, 0, 0}, deadline_us);
   }
   bool wait(const wait_reason& reason, std::optional<std::uint64_t> deadline_us = std::nullopt) {
+    world_.touch(object_, access::write);
     waiters_.push_back(world_.current());
     const bool timed_out = world_.block(reason, deadline_us);
+    world_.touch(object_, access::write);
     std::erase(waiters_, world_.current());
     return timed_out;
   }
   void notify_all() {
+    world_.touch(object_, access::write);
     for (actor_id waiter : waiters_) world_.wake(waiter);
   }
-  bool empty() const { return waiters_.empty(); }
+  bool empty() const {
+    world_.touch(object_, access::read);
+    return waiters_.empty();
+  }
 
  private:
   world& world_;
   std::string reason_;
+  std::uint64_t object_;           // step_log.h: waiting and notifying both write it
   std::vector<actor_id> waiters_;  // in arrival order
 };
 
@@ -37,24 +48,34 @@ class wait_queue {
 // which is how the seed's "blocked transfer of page 42" is expressed without sleeps.
 class gate {
  public:
-  gate(world& w, std::string name) : world_(w), name_(std::move(name)), waiters_(w, "gate " + name_) {}
+  gate(world& w, std::string name)
+      : world_(w), name_(std::move(name)), object_(w.new_object(object_kind::gate)), waiters_(w, "gate " + name_) {}
 
   void open() {
+    world_.touch(object_, access::write);
     if (open_) return;
     open_ = true;
     world_.emit(gate_changed{name_, true});
     waiters_.notify_all();
   }
   void pass() {
-    while (!open_) waiters_.wait();
+    for (;;) {
+      world_.touch(object_, access::read);
+      if (open_) return;
+      waiters_.wait();
+    }
   }
-  bool is_open() const { return open_; }
+  bool is_open() const {
+    world_.touch(object_, access::read);
+    return open_;
+  }
   bool has_waiters() const { return !waiters_.empty(); }
   const std::string& name() const { return name_; }
 
  private:
   world& world_;
   std::string name_;
+  std::uint64_t object_;
   bool open_ = false;
   wait_queue waiters_;
 };

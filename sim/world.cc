@@ -21,6 +21,8 @@ const char* to_string(run_end end) {
       return "finding";
     case run_end::diverged:
       return "diverged";
+    case run_end::abandoned:
+      return "abandoned";
   }
   return "unknown";
 }
@@ -31,7 +33,45 @@ bool scheduling_algorithm::has_ready_fibers() const noexcept {
 }
 
 world::world(strategy& chooser, world_config config)
-    : strategy_(chooser), config_(config), stream_(chooser), stacks_(config.stack_bytes) {}
+    : strategy_(chooser), config_(config), stream_(chooser), stacks_(config.stack_bytes) {
+  config_.record_steps = config_.record_steps || chooser.wants_step_log();
+}
+
+std::uint64_t world::terminal_digest() const {
+  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  const auto add = [&hash](std::uint64_t value) {
+    hash ^= value;
+    hash *= 0x100000001b3ULL;
+    hash ^= hash >> 29;
+  };
+  const auto add_text = [&add](const std::string& text) { add(name_token(text)); };
+  if (found_) {
+    add_text("finding " + found_->invariant);
+    return hash;
+  }
+  add(now_us_);
+  std::map<core::rank_id, std::uint64_t> per_rank;
+  for (const sim_event& e : events_) {
+    const bool core = std::holds_alternative<core_decided>(e.body);
+    const bool audit = std::holds_alternative<ledger_audited>(e.body) ||
+                       std::holds_alternative<core_audited>(e.body);
+    if (!core && !audit) continue;
+    const std::string text = describe(sim_event{0, 0, no_actor, e.body}, names_);
+    if (audit) {
+      add_text(text);
+      continue;
+    }
+    std::uint64_t& rank_hash = per_rank.try_emplace(std::get<core_decided>(e.body).what.rank,
+                                                    0xcbf29ce484222325ULL).first->second;
+    rank_hash = (rank_hash ^ name_token(text)) * 0x100000001b3ULL;
+  }
+  for (const auto& [rank, rank_hash] : per_rank) {
+    add(rank);
+    add(rank_hash);
+  }
+  for (const digest_fn& part : digests_) part(add);
+  return hash;
+}
 
 world::~world() {
   // run() unwinds every fiber before it returns; a world that never ran has none.
@@ -39,11 +79,19 @@ world::~world() {
 }
 
 actor_id world::spawn(actor_name name, std::function<void()> body) {
+  const std::uint64_t home = object_token(object_kind::rank, name.rank);
+  return spawn(std::move(name), std::move(body), home);
+}
+
+actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t home) {
   const auto id = static_cast<actor_id>(actors_.size());
   names_.push_back(name);
   actor_record record;
   record.name = std::move(name);
   record.body = std::move(body);
+  record.thread = name_token(to_string(record.name)) | 1;  // odd: never a delivery's identity
+  record.created_at = running_ ? steps_ : 0;
+  record.home = home;
   actors_.push_back(std::move(record));
   if (running_) launch(id);
   return id;
@@ -123,6 +171,7 @@ run_outcome world::run() {
   run_outcome outcome{run_end::quiescent, steps_, now_us_};
   if (found_) outcome.end = run_end::finding;
   if (diverged()) outcome.end = run_end::diverged;
+  if (strategy_.abandoned() && !found_) outcome.end = run_end::abandoned;
   return outcome;
 }
 
@@ -185,7 +234,12 @@ bool world::block(const wait_reason& reason, std::optional<std::uint64_t> deadli
 }
 
 void world::wake(actor_id actor) {
-  if (actors_[actor].state != actor_state::blocked) return;  // already woken (its deadline)
+  const std::uint64_t object = object_token(object_kind::actor, actor);
+  if (actors_[actor].state != actor_state::blocked) {  // already woken (its deadline)
+    touch(object, access::read);
+    return;
+  }
+  if (config_.record_steps) step_log_.touch(object, access::write, /*wake=*/true);
   set_state(actor, actor_state::ready);
 }
 
@@ -220,7 +274,14 @@ std::uint32_t world::choose(std::uint64_t tag, std::uint32_t options) {
 }
 
 void world::post(std::uint64_t delay_us, std::function<void()> deliver) {
-  deliveries_.emplace(next_delivery_++, pending_delivery{now_us_ + delay_us, std::move(deliver)});
+  // Named by its poster and the poster's count, so that two deliveries posted by different
+  // threads keep their names in either order (their ids swap).
+  const std::uint64_t poster = current_ == no_actor ? 0 : actors_[current_].thread;
+  const std::uint64_t ordinal = posts_by_thread_[poster]++;
+  std::uint64_t thread = (poster ^ (ordinal + 1) * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
+  thread &= ~std::uint64_t{1};  // even: never an actor's identity
+  deliveries_.emplace(next_delivery_++, pending_delivery{now_us_ + delay_us, std::move(deliver),
+                                                         thread, steps_});
 }
 
 void world::report(finding f) { stop_with(std::move(f)); }
@@ -257,6 +318,7 @@ bool world::advance_time() {
   }
   if (!next) return false;
   now_us_ = std::max(now_us_, *next);
+  fence_pending_ = true;
   while (!timers_.empty() && timers_.begin()->first <= now_us_) {
     const actor_id id = timers_.begin()->second;
     actors_[id].timed_out = true;
@@ -448,15 +510,20 @@ void world::switch_away() {
 actor_id world::decide_next() {
   for (;;) {
     feed_checkers();
-    if (!stopping_ && diverged()) stopping_ = true;
+    if (!stopping_ && (diverged() || strategy_.abandoned())) stopping_ = true;
     if (stopping_) return finish_running();
     if (steps_ >= config_.step_limit) {
       stop_with_livelock();
       continue;
     }
     subjects_.assign(ready_.begin(), ready_.end());
+    threads_.clear();
+    for (const actor_id id : ready_) threads_.push_back(actors_[id].thread);
     for (const auto& [id, delivery] : deliveries_) {
-      if (delivery.ready_at_us <= now_us_) subjects_.push_back(delivery_bit | id);
+      if (delivery.ready_at_us <= now_us_) {
+        subjects_.push_back(delivery_bit | id);
+        threads_.push_back(delivery.thread);
+      }
     }
     if (subjects_.empty()) {
       if (advance_time()) continue;
@@ -486,16 +553,31 @@ actor_id world::decide_next() {
     request.options = static_cast<std::uint32_t>(subjects_.size());
     request.subjects = subjects_;
     request.step = steps_;
-    const std::uint64_t chosen = subjects_[stream_.decide(request)];
+    request.threads = threads_;
+    request.steps = config_.record_steps ? &step_log_ : nullptr;
+    request.after_fence = fence_pending_;
+    const std::uint32_t index = stream_.decide(request);
+    const std::uint64_t chosen = subjects_[index];
     ++steps_;
-    if (diverged()) continue;
+    if (diverged() || strategy_.abandoned()) continue;
     if ((chosen & delivery_bit) != 0) {
       auto node = deliveries_.extract(chosen & ~delivery_bit);
+      if (config_.record_steps) {
+        step_log_.begin_step(node.mapped().thread, chosen, node.mapped().created_at, fence_pending_);
+      }
+      fence_pending_ = false;
       current_ = no_actor;
       node.mapped().deliver();
       continue;
     }
     const auto id = static_cast<actor_id>(chosen);
+    if (config_.record_steps) {
+      step_log_.begin_step(actors_[id].thread, chosen, actors_[id].created_at, fence_pending_);
+      // An actor's step may change anything its home owns, and its own run state.
+      if (actors_[id].home != no_home) step_log_.touch(actors_[id].home, access::write);
+      step_log_.touch(object_token(object_kind::actor, id), access::write);
+    }
+    fence_pending_ = false;
     set_state(id, actor_state::running);
     current_ = id;
     return id;

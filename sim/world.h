@@ -25,6 +25,7 @@
 #include "sim/fault_profile.h"
 #include "sim/fiber_stacks.h"
 #include "sim/sim_events.h"
+#include "sim/step_log.h"
 #include "sim/strategy.h"
 #include "sim/wait_reason.h"
 
@@ -41,12 +42,15 @@ struct world_config {
   std::uint64_t step_limit = 20'000;  // more schedule steps than this is a livelock finding
   std::size_t stack_bytes = 256 * 1024;
   fault_profile faults;
+  // Keep the step log (sim/step_log.h): what each step touched, for the model checker.
+  bool record_steps = false;
 };
 
 enum class run_end : std::uint8_t {
   quiescent,  // every actor returned and no checker objected
   finding,    // a checker, the deadlock detector, the step limit or a crash ended it
   diverged,   // a strict replay no longer fit its recording
+  abandoned,  // the strategy gave the run up (a search that knows the rest is redundant)
 };
 
 const char* to_string(run_end end);
@@ -66,6 +70,11 @@ class world {
 
   // Before run() or from a running actor (a transfer executor is spawned by its engine).
   actor_id spawn(actor_name name, std::function<void()> body);
+  // An actor whose steps change only `home` and what they declare (sim/step_log.h), not its
+  // rank: a device's worker (a transfer executor, a storage I/O actor); with no_home, only
+  // what it declares (a poller that declares its rank where it touches it).
+  actor_id spawn(actor_name name, std::function<void()> body, std::uint64_t home);
+  static constexpr std::uint64_t no_home = 0;
   void add_checker(checker& c) { checkers_.push_back(&c); }
   // Lines for the wait-for graph of a deadlock (e.g. a collective group's arrivals).
   void add_wait_explainer(std::function<std::vector<std::string>()> explain) {
@@ -75,6 +84,10 @@ class world {
   // Called once every actor has returned, before the checkers' quiescence checks: a world
   // reads its components' own books here and emits what they say (e.g. ledger_audited).
   void add_quiescence_audit(std::function<void()> audit) { audits_.push_back(std::move(audit)); }
+  // A part of the world's state the terminal digest covers beyond the event log (e.g. the
+  // bytes of simulated memory): `add` folds values into the digest.
+  using digest_fn = std::function<void(const std::function<void(std::uint64_t)>& add)>;
+  void add_state_digest(digest_fn part) { digests_.push_back(std::move(part)); }
 
   run_outcome run();
 
@@ -103,6 +116,15 @@ class world {
   [[noreturn]] void end_current_actor();
 
   void emit(sim_event_body body);
+  // Declares that the current step reads or writes a shared object (sim/step_log.h). Free
+  // when the world keeps no step log.
+  void touch(std::uint64_t object, access mode) const {
+    if (config_.record_steps) step_log_.touch(object, mode);
+  }
+  // A token for a shared object the caller creates (a wait queue, a gate): numbered in
+  // creation order, so stable across runs as long as objects are created in setup or by
+  // name (object_token with a stable index otherwise).
+  std::uint64_t new_object(object_kind kind) { return object_token(kind, next_object_++); }
   actor_id current() const { return current_; }
   std::uint64_t now_us() const { return now_us_; }
   std::uint64_t steps() const { return steps_; }
@@ -113,6 +135,15 @@ class world {
   const std::vector<actor_name>& actor_names() const { return names_; }
   const std::vector<decision>& decisions() const { return stream_.decisions(); }
   const std::optional<finding>& found() const { return found_; }
+  // The terminal state of a finished run as one 64-bit digest, equal for runs that differ
+  // only in the order of independent steps: for a finding, its invariant; otherwise the
+  // virtual time, each rank's sequence of core decisions (a rank's steps are totally
+  // ordered in every such run), the quiescence audits and the registered parts (memory).
+  std::uint64_t terminal_digest() const;
+  // What each step touched (empty unless world_config::record_steps).
+  const step_log& steps_touched() const { return step_log_; }
+  // The stable identity of an actor across runs: its structural name, hashed.
+  std::uint64_t thread_of(actor_id id) const { return actors_[id].thread; }
   const std::optional<divergence>& diverged() const { return stream_.chooser().diverged(); }
 
   // Sink for the core's events: they enter the log as core_decided.
@@ -134,11 +165,17 @@ class world {
     bool timed_out = false;
     char* stack_bottom = nullptr;  // lowest address of the actor's fiber stack
     std::size_t stack_bytes = 0;
+    std::uint64_t thread = 0;      // stable identity (thread_of)
+    std::uint64_t created_at = 0;  // the step that spawned it (0: before the run)
+    std::uint64_t home = 0;        // the object every step of it writes (its rank by default)
   };
 
   struct pending_delivery {
     std::uint64_t ready_at_us = 0;
     std::function<void()> deliver;
+    // Stable identity: who posted it and how many it had posted before; and when.
+    std::uint64_t thread = 0;
+    std::uint64_t created_at = 0;
   };
 
   class core_event_bridge final : public core::event_sink {
@@ -203,6 +240,12 @@ class world {
   std::size_t events_checked_ = 0;
   std::optional<finding> found_;
   std::vector<std::uint64_t> subjects_;  // scratch for schedule options
+  std::vector<std::uint64_t> threads_;   // their stable identities, in the same order
+  std::map<std::uint64_t, std::uint64_t> posts_by_thread_;  // deliveries each thread posted
+  // Mutable: declaring an access (touch) is bookkeeping of the search, not world state.
+  mutable step_log step_log_;
+  bool fence_pending_ = false;
+  std::uint64_t next_object_ = 0;  // virtual time advanced since the last step
   std::vector<actor_id> ready_;          // ascending ids: the schedule options, in order
   std::set<std::pair<std::uint64_t, actor_id>> timers_;  // blocked with a deadline
   std::uint32_t unfinished_ = 0;
@@ -223,6 +266,7 @@ class world {
 
   core_event_bridge core_sink_{*this};
   std::vector<std::function<void()>> audits_;
+  std::vector<digest_fn> digests_;
   bool audited_ = false;
   virtual_clock clock_{*this};
 };

@@ -1,6 +1,7 @@
 // kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S] [--budget T | --runs N]
 //               [--jobs N] [--shard I/N] [--out DIR] [--json FILE] [--junit FILE]
 //               [--catalogue FILE] [--stop-at-first] [--checkers all|damage|rules]
+//               [--max-faults K]
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,7 +22,7 @@ constexpr const char* help =
     "usage: kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S]\n"
     "                     [--budget T | --runs N] [--jobs N] [--shard I/N] [--out DIR]\n"
     "                     [--json FILE] [--junit FILE] [--catalogue FILE] [--stop-at-first]\n"
-    "                     [--checkers all|damage|rules]\n"
+    "                     [--checkers all|damage|rules] [--max-faults K]\n"
     "  Searches until the budget is spent and reports what it found.\n"
     "  --scenario  one scenario, with --variant (default safe); expected: found, as the\n"
     "              scenario's invariant, when the variant is its breaking one (another\n"
@@ -35,7 +36,14 @@ constexpr const char* help =
     "              stops at the first finding) and with safe (expected clean, its declared\n"
     "              probes hit), and a generated row with safe; prints a table\n"
     "  --strategy  random (default), pct:D, dfs or dfs:P (exhaustive, preemption bound P,\n"
-    "              sleep sets; one process; --runs caps its runs)\n"
+    "              sleep sets, under seed 1's fault profile), dpor or dpor:P (exhaustive\n"
+    "              with dynamic partial-order reduction: one run per class of runs equal up\n"
+    "              to the order of independent steps; faults are choices, see --max-faults);\n"
+    "              dfs and dpor run in one process and stop when exhausted or at --runs or\n"
+    "              --budget\n"
+    "  --max-faults  dpor: at most K faults of the environment fire per run (default 1);\n"
+    "              every fault opportunity is a branch until then, so an exhausted search\n"
+    "              covers every interleaving with at most K faults\n"
     "  --budget    time: 500ms, 30s, 2m (split evenly over the searches with --all)\n"
     "  --runs      seeds 1..N per search (default 1000 when no budget is given)\n"
     "  --jobs      worker processes (default 1)\n"
@@ -135,7 +143,8 @@ int cmd_explore(const arguments& args, std::ostream& out) {
                               {"--junit", true},
                               {"--catalogue", true},
                               {"--stop-at-first"},
-                              {"--checkers", true}});
+                              {"--checkers", true},
+                              {"--max-faults", true}});
   if (flags.has("--help")) {
     out << help;
     return 0;
@@ -157,12 +166,17 @@ int cmd_explore(const arguments& args, std::ostream& out) {
       has_budget ? std::nullopt : std::optional(flags.number_or("--runs", 1000, 1));
   const std::uint64_t jobs = flags.number_or("--jobs", 1, 1, 256);
   const shard_spec shard = flags.has("--shard") ? parse_shard(*flags.value("--shard")) : shard_spec{};
-  if (strategy.family == strategy_family::dfs && flags.has("--generate")) {
-    throw usage_error("dfs explores one scenario; --generate draws one per seed (use random or pct)");
+  const std::string family_name = strategy.family == strategy_family::dpor ? "dpor" : "dfs";
+  if (strategy.exhaustive() && flags.has("--generate")) {
+    throw usage_error(family_name + " explores one scenario; --generate draws one per seed (use random or pct)");
   }
-  if (strategy.family == strategy_family::dfs && (jobs > 1 || shard.count > 1)) {
-    throw usage_error("dfs runs in one process: --jobs and --shard apply to random and pct");
+  if (strategy.exhaustive() && (jobs > 1 || shard.count > 1)) {
+    throw usage_error(family_name + " runs in one process: --jobs and --shard apply to random and pct");
   }
+  if (flags.has("--max-faults") && strategy.family != strategy_family::dpor) {
+    throw usage_error("--max-faults bounds the faults of a dpor search (--strategy dpor)");
+  }
+  const auto max_faults = static_cast<std::uint32_t>(flags.number_or("--max-faults", 1, 0, 16));
   std::optional<std::filesystem::path> out_dir;
   if (const auto dir = flags.value("--out")) {
     std::error_code error;
@@ -186,14 +200,15 @@ int cmd_explore(const arguments& args, std::ostream& out) {
                                  shard, jobs, stop_at_first, out_dir};
     row.request.generate = generate;
     row.request.checkers = family;
+    row.request.max_faults = max_faults;
     row.expected = expected;
     rows.push_back(std::move(row));
   };
   // The row of a generated search: named like its scenarios (each seed's is drawn in the run).
   scenarios::scenario_spec generated;
   generated.name = scenarios::generated_scenario_name;
-  // dfs needs one fixed scenario: --all with dfs leaves the generated row out.
-  const bool generated_row = strategy.family != strategy_family::dfs;
+  // dfs and dpor need one fixed scenario: --all with them leaves the generated row out.
+  const bool generated_row = !strategy.exhaustive();
   if (flags.has("--all")) {
     for (const auto& spec : all) {
       for (const scenarios::expectation_spec& e : scenarios::breaking_expectations(spec)) {

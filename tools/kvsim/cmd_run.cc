@@ -44,7 +44,7 @@ int cmd_run(const arguments& args, std::ostream& out) {
   const auto name = flags.value("--scenario");
   if (!name) throw usage_error("--scenario NAME is required (see 'kvsim list')");
   const strategy_spec strategy = parse_strategy(flags.value_or("--strategy", "random"));
-  if (strategy.family == strategy_family::dfs) {
+  if (strategy.exhaustive()) {
     throw usage_error("'" + strategy.text() + "' searches many runs: use 'kvsim explore'");
   }
   const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));

@@ -87,7 +87,17 @@ void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
     }
     if (row.result.exhausted) {
       out << (*row.result.exhausted ? "  [exhausted" : "  [not exhausted") << ", "
-          << row.result.pruned << " pruned]";
+          << row.result.pruned << " pruned";
+      if (row.result.max_faults) {
+        // What an exhausted dpor search covered, in words.
+        out << ", " << *row.result.distinct_outcomes << " outcomes, "
+            << *row.result.distinct_states << " states; all interleavings with at most "
+            << *row.result.max_faults << (*row.result.max_faults == 1 ? " fault" : " faults");
+        if (row.request.strategy.preemption_bound) {
+          out << ", within " << *row.request.strategy.preemption_bound << " preemptions";
+        }
+      }
+      out << "]";
     }
     out << "\n";
   }
@@ -137,6 +147,15 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
     if (r.exhausted) {
       j["exhausted"] = *r.exhausted;
       j["pruned"] = r.pruned;
+      j["bound"] = row.request.strategy.preemption_bound
+                       ? nlohmann::json(*row.request.strategy.preemption_bound)
+                       : nlohmann::json(nullptr);
+    }
+    if (r.max_faults) {
+      j["max_faults"] = *r.max_faults;
+      j["distinct_states"] = r.distinct_states.value_or(0);
+      j["distinct_outcomes"] = r.distinct_outcomes.value_or(0);
+      j["sleep_blocked"] = r.sleep_blocked;
     }
     array.push_back(std::move(j));
   }

@@ -15,6 +15,8 @@
 #include <sstream>
 
 #include "sim/dfs.h"
+#include "sim/dpor.h"
+#include "scenarios/scenario_world.h"
 #include "sim/replay.h"
 #include "sim/trace.h"
 #include "scenarios/scenario_generator.h"
@@ -373,6 +375,79 @@ search_result search_dfs(const search_request& request) {
   return result;
 }
 
+search_result search_dpor(const search_request& request, const progress_fn& progress) {
+  const auto start = steady::now();
+  constexpr std::uint64_t dpor_seed = 1;  // names the trace; dpor decides everything
+  const sim::fault_profile faults = scenarios::faults_as_choices(request.spec);
+  sim::dpor_options options;
+  options.preemption_bound = request.strategy.preemption_bound;
+  options.max_faults = request.max_faults;
+  if (request.max_seed) options.max_runs = *request.max_seed;
+  options.stop_at_first_finding = request.stop_at_first_finding;
+  const run_setup setup{request.spec, request.variant, request.strategy.text(), dpor_seed, faults,
+                        request.checkers};
+  scenarios::probe_hits probes{};
+  std::uint64_t runs = 0;
+  auto last_progress = steady::now();
+  bool out_of_time = false;
+  const sim::dpor_result dpor = sim::dpor_search(
+      [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
+        run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
+          const scenarios::probe_hits hits = scenarios::count_probes(w.events());
+          for (std::size_t i = 0; i < hits.size(); ++i) probes[i] += hits[i];
+          inspect(w);
+        });
+        ++runs;
+        if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
+          last_progress = steady::now();
+          search_result so_far;
+          so_far.runs = runs;
+          so_far.seconds = seconds_since(start);
+          progress(so_far);
+        }
+      },
+      options, [&] {
+        out_of_time = request.budget_seconds && seconds_since(start) >= *request.budget_seconds;
+        return out_of_time;
+      });
+  if (dpor.nondeterminism) {
+    throw input_error("dpor: the world did not repeat a replayed prefix (decision " +
+                      std::to_string(dpor.nondeterminism->decision_index) + ": expected " +
+                      dpor.nondeterminism->expected + ", got " + dpor.nondeterminism->actual +
+                      "): the scenario is not deterministic");
+  }
+  search_result result;
+  result.runs = dpor.runs;
+  result.findings = dpor.findings;
+  result.exhausted = dpor.exhausted;
+  result.pruned = dpor.pruned;
+  result.sleep_blocked = dpor.sleep_blocked;
+  result.distinct_states = dpor.distinct_states;
+  result.distinct_outcomes = dpor.terminal_digests.size();
+  result.max_faults = request.max_faults;
+  result.probes = probes;
+  result.seconds = seconds_since(start);
+  if (dpor.first_finding) {
+    result.first = dpor.first_finding;
+    result.first_seed = dpor_seed;
+    result.seconds_to_first_finding = result.seconds;  // dpor reports no time of its own
+    result.runs_to_first_finding = dpor.first_finding_run;
+    if (request.out_dir) {
+      sim::replay chooser(dpor.first_finding_decisions, sim::replay_mode::strict);
+      const run_report report = run_once(setup, chooser);
+      const auto path = trace_path(*request.out_dir, request, dpor_seed);
+      write_trace_whole(path, report.trace);
+      result.trace_files.push_back(path.string());
+    }
+    if (request.wanted_invariant && result.first->invariant != *request.wanted_invariant) {
+      result.first_other = std::exchange(result.first, std::nullopt);
+      result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
+      result.other_findings = result.findings;
+    }
+  }
+  return result;
+}
+
 }  // namespace
 
 std::filesystem::path trace_path(const std::filesystem::path& dir, const search_request& request,
@@ -385,6 +460,7 @@ std::filesystem::path trace_path(const std::filesystem::path& dir, const search_
 
 search_result run_search(const search_request& request, const progress_fn& progress) {
   if (request.strategy.family == strategy_family::dfs) return search_dfs(request);
+  if (request.strategy.family == strategy_family::dpor) return search_dpor(request, progress);
   if (request.jobs <= 1) return search_in_process(request, progress);
   return search_in_workers(request, progress);
 }

@@ -41,6 +41,7 @@ struct search_request {
   // A row that expects a bug expects it as this invariant: findings of any other invariant
   // are counted apart (`found-other`), and stop_at_first_finding waits for this one.
   std::optional<std::string> wanted_invariant = std::nullopt;
+  std::uint32_t max_faults = 1;  // dpor: environment faults per run, at most
 };
 
 struct search_result {
@@ -56,9 +57,14 @@ struct search_result {
   std::optional<sim::finding> first_other;
   std::optional<std::uint64_t> first_other_seed;
   std::vector<std::string> trace_files;
-  // dfs only
+  // dfs and dpor only
   std::optional<bool> exhausted;
   std::uint64_t pruned = 0;
+  // dpor only
+  std::optional<std::uint64_t> distinct_states;    // up to the order of independent steps
+  std::optional<std::uint64_t> distinct_outcomes;  // distinct terminal states
+  std::optional<std::uint32_t> max_faults;
+  std::uint64_t sleep_blocked = 0;
   // Code probes (scenarios/code_probes.h): hits summed over the search's runs.
   scenarios::probe_hits probes{};
 };

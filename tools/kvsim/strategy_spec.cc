@@ -12,7 +12,7 @@ namespace {
 constexpr std::uint64_t pct_steps_estimate = 100;
 constexpr std::uint32_t pct_depth_max = 16;
 
-const std::string accepted = "random, pct:D (D from 1 to 16), dfs or dfs:P";
+const std::string accepted = "random, pct:D (D from 1 to 16), dfs, dfs:P, dpor or dpor:P";
 
 }  // namespace
 
@@ -24,6 +24,8 @@ std::string strategy_spec::text() const {
       return "pct:" + std::to_string(pct_depth);
     case strategy_family::dfs:
       return preemption_bound ? "dfs:" + std::to_string(*preemption_bound) : "dfs";
+    case strategy_family::dpor:
+      return preemption_bound ? "dpor:" + std::to_string(*preemption_bound) : "dpor";
   }
   return "random";
 }
@@ -38,13 +40,13 @@ std::unique_ptr<sim::strategy> strategy_spec::make(std::uint64_t seed) const {
 strategy_spec parse_strategy(const std::string& text) {
   strategy_spec spec;
   if (text == "random") return spec;
-  if (text == "dfs") {
-    spec.family = strategy_family::dfs;
+  if (text == "dfs" || text == "dpor") {
+    spec.family = text == "dfs" ? strategy_family::dfs : strategy_family::dpor;
     return spec;
   }
   const auto colon = text.find(':');
   const std::string family = text.substr(0, colon);
-  if (colon == std::string::npos || (family != "pct" && family != "dfs")) {
+  if (colon == std::string::npos || (family != "pct" && family != "dfs" && family != "dpor")) {
     throw usage_error("unknown strategy '" + text + "' (" + accepted + ")");
   }
   const std::string number = text.substr(colon + 1);
@@ -57,7 +59,7 @@ strategy_spec parse_strategy(const std::string& text) {
     spec.pct_depth = static_cast<std::uint32_t>(depth);
     return spec;
   }
-  spec.family = strategy_family::dfs;
+  spec.family = family == "dfs" ? strategy_family::dfs : strategy_family::dpor;
   const std::uint64_t bound = parse_unsigned(number, "the preemption bound in '" + text + "'");
   if (bound > 1000) throw usage_error("the preemption bound in '" + text + "' is above 1000");
   spec.preemption_bound = static_cast<std::uint32_t>(bound);
