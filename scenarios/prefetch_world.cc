@@ -26,13 +26,17 @@ struct prefetch_world::parts {
         : host(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
           pool(p.spec.topology.pages_per_rank),
           storage(p.world, rank, host),
-          coordinator(rank, {p.group.member(rank), storage, p.pool_tap}, p.variant) {}
+          coordinator(rank, {p.group.member(rank), storage, p.pool_tap}, p.variant),
+          pages_freed(p.world, "free host pages of rank " + std::to_string(rank)) {}
     sim::kv_memory host;
     sim::host_page_pool pool;
     sim::sim_storage storage;
     core::prefetch_abort_coordinator coordinator;
     std::map<std::size_t, std::vector<core::page_index>> pages_of;  // per request begun
     std::size_t ended = 0;  // requests end in order: those below this index have ended
+    // Host pages came back to this rank's pool. One queue per rank, as each rank waits only
+    // for its own pool: frees on two ranks stay independent steps (sim/step_log.h).
+    sim::wait_queue pages_freed;
   };
 
   // The core's events go to the world's log; a host page free the core decides is applied
@@ -43,8 +47,9 @@ struct prefetch_world::parts {
     void emit(const core::event& e) override {
       parts_.world.core_sink().emit(e);
       if (const auto* freed = std::get_if<core::host_pages_freed>(&e.body)) {
-        parts_.ranks.at(e.rank)->pool.free(freed->pages);
-        parts_.pages_freed.notify_all();
+        rank_parts& rank = *parts_.ranks.at(e.rank);
+        rank.pool.free(freed->pages);
+        rank.pages_freed.notify_all();
       }
     }
 
@@ -58,8 +63,7 @@ struct prefetch_world::parts {
         variant(v),
         world(chooser, sim::world_config{s.step_limit, 256 * 1024, faults}),
         group(world, 0, members_of(s)),
-        pool_tap(*this),
-        pages_freed(world, "free host pages") {
+        pool_tap(*this) {
     std::map<core::room_id, core::generation_t> generations;
     for (const request_spec& r : spec.requests) keys.push_back({r.room, generations[r.room]++});
     for (core::rank_id rank : group.members()) {
@@ -166,7 +170,7 @@ struct prefetch_world::parts {
       } else {
         // The next request needs more host pages than are free, and this rank holds none
         // that will come back: only a leak gets here (a hang, I5).
-        pages_freed.wait();
+        ranks.at(rank)->pages_freed.wait();
       }
     }
   }
@@ -176,7 +180,6 @@ struct prefetch_world::parts {
   sim::world world;
   sim::collective_group group;
   host_pool_tap pool_tap;
-  sim::wait_queue pages_freed;
   std::vector<core::room_key> keys;
   std::map<core::rank_id, std::unique_ptr<rank_parts>> ranks;
 };
