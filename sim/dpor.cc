@@ -76,6 +76,15 @@ struct node {
   std::vector<object_access> chosen_footprint;  // the current one's step, over runs below
   std::uint64_t last_actor = no_last_actor;     // before this decision (preemption bound)
   std::uint32_t preemptions = 0;
+  std::uint64_t default_thread = 0;             // the option that is no deviation
+  std::uint32_t deviations = 0;                 // before this decision (deviation bound)
+
+  // Choosing option i here deviates from the default run: another thread than the default
+  // one, a fault that fires, a data choice other than the first.
+  bool deviates(std::uint32_t i) const {
+    if (kind == decision_kind::schedule) return threads[i] != default_thread;
+    return i != 0;
+  }
 
   std::uint64_t chosen_thread() const { return threads[chosen]; }
   decision recorded() const {
@@ -158,6 +167,12 @@ class dpor_chooser final : public strategy {
       n.step = request.step + 1;
       n.last_actor = last_actor_;
       n.preemptions = preemptions_;
+      n.deviations = deviations_;
+      // The default run continues the actor that ran last, else takes the first option.
+      n.default_thread = n.threads.front();
+      for (std::uint32_t i = 0; i < n.options; ++i) {
+        if (n.subjects[i] == n.last_actor) n.default_thread = n.threads[i];
+      }
       const bool sleep_sets = options_.mode != reduction::none;
       if (sleep_sets && last_schedule_ && !after_fence_ && ended != nullptr) {
         n.sleep = passed_on(path_[*last_schedule_], *ended);
@@ -170,16 +185,25 @@ class dpor_chooser final : public strategy {
           ++result_.beyond_bound;
           continue;
         }
+        if (beyond_deviation_bound(n, i)) {
+          ++result_.beyond_bound;
+          continue;
+        }
         any_within_bound = true;
         if (asleep(n.sleep, n.threads[i])) {
           ++result_.pruned;
           continue;
         }
         if (options_.mode != reduction::dpor) n.backtrack.push_back(n.threads[i]);
-        // Continuing the actor that ran last costs no preemption: prefer it.
-        if (!pick || n.subjects[i] == n.last_actor) pick = i;
+        // The default (continuing the actor that ran last: no preemption) first.
+        if (!pick || n.threads[i] == n.default_thread) pick = i;
       }
-      KVSIM_SIM_ASSERT(any_within_bound, "no schedule option within the preemption bound");
+      if (!any_within_bound) {
+        // Only a deviation beyond its bound could go on (the default thread sleeps or is
+        // beyond the preemption bound): the run ends here, as bounded.
+        abandoned_ = true;
+        return 0;
+      }
       if (!pick) {
         // Every option sleeps: each continuation is a reordering of one already run.
         abandoned_ = true;
@@ -191,6 +215,13 @@ class dpor_chooser final : public strategy {
       n.explored.push_back(n.chosen_thread());
     } else {
       n.tried.assign(n.options, false);
+      n.deviations = deviations_;
+      for (std::uint32_t i = 1; i < n.options; ++i) {
+        if (beyond_deviation_bound(n, i)) {
+          n.tried[i] = true;
+          ++result_.beyond_bound;
+        }
+      }
       if (request.kind == decision_kind::fault) {
         const bool counted = request.tag != abort_tag;
         if (request.fault_per_million == 0) {
@@ -220,7 +251,12 @@ class dpor_chooser final : public strategy {
     return sleep;
   }
 
+  bool beyond_deviation_bound(const node& n, std::uint32_t i) const {
+    return options_.deviation_bound && n.deviates(i) && n.deviations + 1 > *options_.deviation_bound;
+  }
+
   void ran(const node& n, std::size_t index) {
+    if (n.deviates(n.chosen)) ++deviations_;
     if (n.kind == decision_kind::schedule) {
       const std::uint64_t subject = n.subjects[n.chosen];
       if (!is_delivery(subject)) {
@@ -243,6 +279,7 @@ class dpor_chooser final : public strategy {
   bool after_fence_ = false;
   std::uint64_t last_actor_ = no_last_actor;
   std::uint32_t preemptions_ = 0;
+  std::uint32_t deviations_ = 0;
   std::uint32_t faults_ = 0;
   bool abandoned_ = false;
 };
@@ -389,6 +426,10 @@ void reverse_race(const race& r, const run_order& order, const std::vector<step_
   if (contains(initials, steps[r.second].thread)) q = steps[r.second].thread;
   const auto option = std::find(at.threads.begin(), at.threads.end(), q);
   const auto within_bound = [&](std::size_t i) {
+    if (options.deviation_bound && at.deviates(static_cast<std::uint32_t>(i)) &&
+        at.deviations + 1 > *options.deviation_bound) {
+      return false;
+    }
     return !options.preemption_bound || !is_preemption(at.subjects, at.subjects[i], at.last_actor) ||
            at.preemptions + 1 <= *options.preemption_bound;
   };

@@ -51,6 +51,11 @@ enum class reduction : std::uint8_t { dpor, sleep_sets_only, none };
 struct dpor_options {
   std::optional<std::uint32_t> preemption_bound;  // empty: unbounded
   std::uint32_t max_faults = 0;                   // environment faults fired per run, at most
+  // Delay bounding (Emmi, Qadeer & Rakamaric, "Delay-Bounded Scheduling", POPL 2011): at
+  // most this many deviations from the default run (another thread than the one that ran
+  // last, a fault that fires, a data choice other than the first). A way to find a bug that
+  // needs few deviations fast, by raising the bound; never complete on its own.
+  std::optional<std::uint32_t> deviation_bound;
   reduction mode = reduction::dpor;
   std::uint64_t max_runs = 1'000'000;  // stop (not exhausted) after this many runs
   bool stop_at_first_finding = false;
@@ -65,7 +70,7 @@ struct dpor_result {
   // Runs given up at a decision where every option slept (each a redundant run; in `runs`).
   std::uint64_t sleep_blocked = 0;
   std::uint64_t pruned = 0;        // options never taken because they slept
-  std::uint64_t beyond_bound = 0;  // options not taken because of the preemption bound
+  std::uint64_t beyond_bound = 0;  // options not taken because of the preemption or deviation bound
   std::uint64_t faults_cut = 0;    // fault options not taken: the run had fired max_faults
   std::uint64_t findings = 0;
   std::optional<finding> first_finding;

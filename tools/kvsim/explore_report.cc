@@ -156,6 +156,8 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
       j["distinct_states"] = r.distinct_states.value_or(0);
       j["distinct_outcomes"] = r.distinct_outcomes.value_or(0);
       j["sleep_blocked"] = r.sleep_blocked;
+      j["found_within_deviations"] =
+          r.deviation_bound ? nlohmann::json(*r.deviation_bound) : nlohmann::json(nullptr);
     }
     array.push_back(std::move(j));
   }

@@ -389,27 +389,47 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   scenarios::probe_hits probes{};
   std::uint64_t runs = 0;
   auto last_progress = steady::now();
-  bool out_of_time = false;
-  const sim::dpor_result dpor = sim::dpor_search(
-      [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-        run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
-          const scenarios::probe_hits hits = scenarios::count_probes(w.events());
-          for (std::size_t i = 0; i < hits.size(); ++i) probes[i] += hits[i];
-          inspect(w);
-        });
-        ++runs;
-        if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
-          last_progress = steady::now();
-          search_result so_far;
-          so_far.runs = runs;
-          so_far.seconds = seconds_since(start);
-          progress(so_far);
-        }
-      },
-      options, [&] {
-        out_of_time = request.budget_seconds && seconds_since(start) >= *request.budget_seconds;
-        return out_of_time;
-      });
+  const sim::dpor_run_fn run_fn = [&](sim::strategy& chooser,
+                                      const std::function<void(const sim::world&)>& inspect) {
+    run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
+      const scenarios::probe_hits hits = scenarios::count_probes(w.events());
+      for (std::size_t i = 0; i < hits.size(); ++i) probes[i] += hits[i];
+      inspect(w);
+    });
+    ++runs;
+    if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
+      last_progress = steady::now();
+      search_result so_far;
+      so_far.runs = runs;
+      so_far.seconds = seconds_since(start);
+      progress(so_far);
+    }
+  };
+  const auto out_of_time = [&] {
+    return request.budget_seconds && seconds_since(start) >= *request.budget_seconds;
+  };
+  // A search that stops at its first finding raises a deviation bound first (delay
+  // bounding: runs that differ from the default run in at most d decisions), d = 0, 1, ...,
+  // while each bounded search is exhausted without a finding; then the full search. The
+  // bug that needs the fewest deviations comes first, instead of behind every variation of
+  // the run's last decisions (depth-first order). A clean row runs the full search only.
+  std::optional<std::uint32_t> found_within;
+  std::uint64_t runs_before = 0;
+  sim::dpor_result dpor;
+  const std::uint32_t deviation_stages = request.stop_at_first_finding ? 8 : 0;
+  for (std::uint32_t stage = 0; stage <= deviation_stages; ++stage) {
+    sim::dpor_options staged = options;
+    if (stage < deviation_stages) staged.deviation_bound = stage;
+    if (request.max_seed) staged.max_runs = *request.max_seed - std::min(*request.max_seed, runs);
+    dpor = sim::dpor_search(run_fn, staged, out_of_time);
+    if (dpor.nondeterminism || dpor.first_finding || !dpor.exhausted || staged.max_runs == 0) {
+      if (dpor.first_finding) found_within = staged.deviation_bound;
+      break;
+    }
+    if (stage < deviation_stages) runs_before += dpor.runs;
+  }
+  dpor.first_finding_run += runs_before;
+  dpor.runs = runs;
   if (dpor.nondeterminism) {
     throw input_error("dpor: the world did not repeat a replayed prefix (decision " +
                       std::to_string(dpor.nondeterminism->decision_index) + ": expected " +
@@ -425,6 +445,7 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   result.distinct_states = dpor.distinct_states;
   result.distinct_outcomes = dpor.terminal_digests.size();
   result.max_faults = request.max_faults;
+  result.deviation_bound = found_within;
   result.probes = probes;
   result.seconds = seconds_since(start);
   if (dpor.first_finding) {

@@ -65,6 +65,8 @@ struct search_result {
   std::optional<std::uint64_t> distinct_outcomes;  // distinct terminal states
   std::optional<std::uint32_t> max_faults;
   std::uint64_t sleep_blocked = 0;
+  // The deviation bound of the stage that found the first finding (empty: the full search).
+  std::optional<std::uint32_t> deviation_bound;
   // Code probes (scenarios/code_probes.h): hits summed over the search's runs.
   scenarios::probe_hits probes{};
 };
