@@ -1,8 +1,6 @@
 #include "sim/dpor.h"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -583,20 +581,6 @@ dpor_result dpor_search(const dpor_run_fn& run_once, const dpor_options& options
       if (options.mode == reduction::dpor) {
         std::vector<race> races;
         const run_order order = order_steps(steps, &races);
-        if (std::getenv("KVSIM_DPOR_DEBUG") && result.runs < 2) {
-          for (std::size_t k = 0; k < steps.size(); ++k) {
-            std::fprintf(stderr, "step %zu thread %llx subj %llx created %llu fence %d:", k + 1,
-                         (unsigned long long)steps[k].thread, (unsigned long long)steps[k].subject,
-                         (unsigned long long)steps[k].created_at, steps[k].after_fence ? 1 : 0);
-            for (const auto& a : steps[k].accesses) {
-              std::fprintf(stderr, " %d:%llx%s%s", (int)kind_of(a.object),
-                           (unsigned long long)(a.object & 0xffffffffffffffULL),
-                           a.mode == access::write ? "w" : "r", a.wake ? "!" : "");
-            }
-            std::fprintf(stderr, "\n");
-          }
-          for (const race& r : races) std::fprintf(stderr, "race %zu %zu\n", r.first + 1, r.second + 1);
-        }
         for (const race& r : races) {
           const auto at = node_of_step.find(r.first + 1);
           if (at == node_of_step.end()) continue;  // before the first decision: none
