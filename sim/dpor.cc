@@ -15,6 +15,9 @@ namespace {
 
 constexpr std::uint64_t no_last_actor = ~std::uint64_t{0};
 constexpr std::uint64_t abort_tag = static_cast<std::uint64_t>(fault_kind::abort);
+// Distinct states are counted up to this many (about 400 MB of digests): a long search
+// reports at least this many, without growing without bound.
+constexpr std::size_t distinct_states_counted = 8'000'000;
 
 bool is_delivery(std::uint64_t subject) { return (subject & delivery_bit) != 0; }
 
@@ -600,7 +603,9 @@ dpor_result dpor_search(const dpor_run_fn& run_once, const dpor_options& options
       trace_class_builder builder;
       for (std::size_t k = 0; k < steps.size(); ++k) {
         builder.add_step(steps[k], own[k]);
-        if (k + 1 >= first_new_step) states.insert(builder.value());
+        if (k + 1 >= first_new_step && states.size() < distinct_states_counted) {
+          states.insert(builder.value());
+        }
       }
       if (chooser.abandoned()) return;
       result.terminal_digests.insert(w.terminal_digest());

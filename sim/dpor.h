@@ -78,7 +78,7 @@ struct dpor_result {
   std::uint64_t first_finding_run = 0;
   std::uint64_t decisions_max = 0;
   // Distinct states visited, up to the order of independent steps (each new step's prefix
-  // as a trace class): an upper bound on the distinct world states.
+  // as a trace class): an upper bound on the distinct world states. Counted up to 8,000,000.
   std::uint64_t distinct_states = 0;
   std::set<std::uint64_t> terminal_digests;  // world::terminal_digest of every finished run
   std::set<std::string> finding_invariants;  // of every run with a finding
