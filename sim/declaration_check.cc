@@ -1,5 +1,6 @@
 #include "sim/declaration_check.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -89,6 +90,7 @@ struct run_summary {
   std::uint64_t digest = 0;
   std::optional<std::string> finding;
   std::vector<step_record> steps;
+  std::vector<std::uint64_t> prefixes;  // prefix_class_digests
 };
 
 }  // namespace
@@ -102,6 +104,7 @@ declaration_check_result check_declarations(const dpor_run_fn& run_once, std::ui
     base.digest = w.terminal_digest();
     if (w.found()) base.finding = w.found()->invariant;
     base.steps = w.steps_touched().steps();
+    base.prefixes = prefix_class_digests(w);
   });
   if (base.finding) return result;  // a finding cuts the run where its checker fires
   // Decisions grouped by step: group k holds step k's schedule decision and what it decided
@@ -128,6 +131,7 @@ declaration_check_result check_declarations(const dpor_run_fn& run_once, std::ui
     run_once(replay, [&](const world& w) {
       other.digest = w.terminal_digest();
       if (w.found()) other.finding = w.found()->invariant;
+      other.prefixes = prefix_class_digests(w);
     });
     const std::size_t swap_decision = groups[k].first;
     if (replay.unfit() && replay.used() <= swap_decision + 1) {
@@ -139,6 +143,16 @@ declaration_check_result check_declarations(const dpor_run_fn& run_once, std::ui
     if (replay.unfit()) differs = "the rest of the run changed (" + *replay.unfit() + ")";
     else if (other.finding) differs = "the swapped run found " + *other.finding;
     else if (other.digest != base.digest) differs = "the terminal state changed";
+    // After the pair, both runs are in the same state by the digest of their prefixes (the
+    // digest ignores the order of independent steps), and from there on they must continue
+    // identically: every later prefix digest equal, the terminal state equal.
+    else if (other.prefixes != base.prefixes && other.prefixes.size() == base.prefixes.size() &&
+             !std::equal(other.prefixes.begin() + static_cast<std::ptrdiff_t>(k + 1), other.prefixes.end(),
+                         base.prefixes.begin() + static_cast<std::ptrdiff_t>(k + 1))) {
+      differs = "the state digests after the pair differ";
+    } else if (other.prefixes.size() != base.prefixes.size()) {
+      differs = "the run's length changed";
+    }
     if (!differs.empty()) {
       result.violation = declaration_violation{
           k + 1, "steps " + std::to_string(k + 1) + " and " + std::to_string(k + 2) +

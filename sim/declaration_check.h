@@ -2,8 +2,10 @@
 // The debug check of the declarations the reduction trusts (sim/step_log.h): on a random
 // run, every two neighbouring steps of different threads that declared nothing in common
 // are swapped and the run replayed; declarations that are right give the same terminal state
-// (world::terminal_digest) and the same finding. A step that reads shared state it did not
-// declare shows here as a swap that changes the outcome or the rest of the run.
+// (world::terminal_digest) and the same finding, and from the pair on the same state digest
+// (prefix_class_digests) after every step: equal digests, identical continuations. A step
+// that reads shared state it did not declare shows here as a swap that changes the outcome,
+// the state digests or the rest of the run.
 #include <cstdint>
 #include <optional>
 #include <string>

@@ -370,7 +370,7 @@ run_order order_steps(const std::vector<step_record>& steps, std::vector<race>* 
         const bool woke_it =
             !is_delivery(s.subject) && (!last_of_thread[t] || *last_of_thread[t] < j) &&
             std::any_of(steps[j].accesses.begin(), steps[j].accesses.end(), [&](const object_access& a) {
-              return a.wake && a.object == object_token(object_kind::actor, s.subject);
+              return a.wake && a.object == object_token(object_kind::actor, s.thread);
             });
         if (woke_it) continue;
         races->push_back(race{j, k});
@@ -548,11 +548,21 @@ bool backtrack(std::vector<node>& path) {
 }  // namespace
 
 std::uint64_t trace_class_digest(const world& w) {
+  const std::vector<std::uint64_t> prefixes = prefix_class_digests(w);
+  return prefixes.empty() ? trace_class_builder{}.value() : prefixes.back();
+}
+
+std::vector<std::uint64_t> prefix_class_digests(const world& w) {
   const std::vector<step_record>& steps = w.steps_touched().steps();
   const std::vector<std::uint64_t> own = own_decisions(w, steps.size());
   trace_class_builder builder;
-  for (std::size_t k = 0; k < steps.size(); ++k) builder.add_step(steps[k], own[k]);
-  return builder.value();
+  std::vector<std::uint64_t> prefixes;
+  prefixes.reserve(steps.size());
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    builder.add_step(steps[k], own[k]);
+    prefixes.push_back(builder.value());
+  }
+  return prefixes;
 }
 
 dpor_result dpor_search(const dpor_run_fn& run_once, const dpor_options& options,

@@ -102,5 +102,8 @@ dpor_result dpor_search(const dpor_run_fn& run_once, const dpor_options& options
 // run the same steps (each thread's steps with the same fault and data decisions) and order
 // every two dependent steps alike. Needs the world's step log.
 std::uint64_t trace_class_digest(const world& w);
+// The same digest for each prefix of the run: entry k is the state after step k + 1, up to
+// the order of independent steps (two runs with equal entries are in the same state).
+std::vector<std::uint64_t> prefix_class_digests(const world& w);
 
 }  // namespace kvsim::sim

@@ -10,7 +10,8 @@
 //   actors live in the rank (everything rank-local without a finer token: its core objects,
 //   scenario flags); device actors live in their device (a transfer executor in its transfer,
 //   a storage I/O actor in the rank's storage), and whoever calls the device declares it;
-// - a wake that changes an actor's state writes that actor; one that finds it awake reads it;
+// - a wake that changes an actor's state writes that actor; one that finds it awake reads it
+//   (an actor object is named by the actor's stable identity, never by its id);
 // - simulated memory declares each page it reads or writes (kv_memory.cc), so a transfer
 //   writing a decode page and the decode rank's other steps are independent unless one of
 //   them reads that page;

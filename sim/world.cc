@@ -234,7 +234,8 @@ bool world::block(const wait_reason& reason, std::optional<std::uint64_t> deadli
 }
 
 void world::wake(actor_id actor) {
-  const std::uint64_t object = object_token(object_kind::actor, actor);
+  // Named by its stable identity, not its id (ids are renamed when spawns reorder).
+  const std::uint64_t object = object_token(object_kind::actor, actors_[actor].thread);
   if (actors_[actor].state != actor_state::blocked) {  // already woken (its deadline)
     touch(object, access::read);
     return;
@@ -575,7 +576,7 @@ actor_id world::decide_next() {
       step_log_.begin_step(actors_[id].thread, chosen, actors_[id].created_at, fence_pending_);
       // An actor's step may change anything its home owns, and its own run state.
       if (actors_[id].home != no_home) step_log_.touch(actors_[id].home, access::write);
-      step_log_.touch(object_token(object_kind::actor, id), access::write);
+      step_log_.touch(object_token(object_kind::actor, actors_[id].thread), access::write);
     }
     fence_pending_ = false;
     set_state(id, actor_state::running);
