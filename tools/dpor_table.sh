@@ -18,8 +18,15 @@ scenarios=$("$kvsim" list --json | python3 -c 'import json,sys; [print(s["name"]
 row() {  # scenario variant max_faults stop(0/1) -> one JSON row in $work/row.json
   local extra=()
   [[ "$4" == 1 ]] && extra=(--stop-at-first)
-  "$kvsim" explore --scenario "$1" --variant "$2" --strategy dpor --max-faults "$3" \
-    --budget "$budget" "${extra[@]}" --json "$work/row.json" >/dev/null 2>&1 || true
+  rm -f "$work/row.json"
+  local variant="$2"
+  [[ "$variant" == canary ]] && variant=B1  # the canary is page42 on a core broken as B1
+  "$kvsim" explore --scenario "$1" --variant "$variant" --strategy dpor --max-faults "$3" \
+    --budget "$budget" "${extra[@]}" --json "$work/row.json" >/dev/null 2>"$work/err" || true
+  if [[ ! -s "$work/row.json" ]]; then
+    echo "dpor_table: $1 $2: $(tail -1 "$work/err")" >&2
+    exit 2
+  fi
 }
 
 echo "| scenario | K | exhausted | runs | distinct states | outcomes | seconds |"
