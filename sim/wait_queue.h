@@ -29,7 +29,9 @@ class wait_queue {
     return timed_out;
   }
   void notify_all() {
-    world_.touch(object_, access::write);
+    // With nobody waiting, a notify changes nothing: a read (two such notifies commute, and
+    // one still orders against a wait that registers).
+    world_.touch(object_, waiters_.empty() ? access::read : access::write);
     for (actor_id waiter : waiters_) world_.wake(waiter);
   }
   bool empty() const {
@@ -52,7 +54,7 @@ class gate {
       : world_(w), name_(std::move(name)), object_(w.new_object(object_kind::gate)), waiters_(w, "gate " + name_) {}
 
   void open() {
-    world_.touch(object_, access::write);
+    world_.touch(object_, open_ ? access::read : access::write);
     if (open_) return;
     open_ = true;
     world_.emit(gate_changed{name_, true});
