@@ -37,42 +37,6 @@ world::world(strategy& chooser, world_config config)
   config_.record_steps = config_.record_steps || chooser.wants_step_log();
 }
 
-std::uint64_t world::terminal_digest() const {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  const auto add = [&hash](std::uint64_t value) {
-    hash ^= value;
-    hash *= 0x100000001b3ULL;
-    hash ^= hash >> 29;
-  };
-  const auto add_text = [&add](const std::string& text) { add(name_token(text)); };
-  if (found_) {
-    add_text("finding " + found_->invariant);
-    return hash;
-  }
-  add(now_us_);
-  std::map<core::rank_id, std::uint64_t> per_rank;
-  for (const sim_event& e : events_) {
-    const bool core = std::holds_alternative<core_decided>(e.body);
-    const bool audit = std::holds_alternative<ledger_audited>(e.body) ||
-                       std::holds_alternative<core_audited>(e.body);
-    if (!core && !audit) continue;
-    const std::string text = describe(sim_event{0, 0, no_actor, e.body}, names_);
-    if (audit) {
-      add_text(text);
-      continue;
-    }
-    std::uint64_t& rank_hash = per_rank.try_emplace(std::get<core_decided>(e.body).what.rank,
-                                                    0xcbf29ce484222325ULL).first->second;
-    rank_hash = (rank_hash ^ name_token(text)) * 0x100000001b3ULL;
-  }
-  for (const auto& [rank, rank_hash] : per_rank) {
-    add(rank);
-    add(rank_hash);
-  }
-  for (const digest_fn& part : digests_) part(add);
-  return hash;
-}
-
 world::~world() {
   // run() unwinds every fiber before it returns; a world that never ran has none.
   KVSIM_SIM_ASSERT(!running_, "a world was destroyed while running");
@@ -90,6 +54,12 @@ actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t
   record.name = std::move(name);
   record.body = std::move(body);
   record.thread = name_token(to_string(record.name)) | 1;  // odd: never a delivery's identity
+  if (config_.record_steps) {
+    // The search names threads by their names: two actors of one name would be one thread.
+    for (const actor_record& other : actors_) {
+      KVSIM_SIM_ASSERT(other.thread != record.thread, "two actors share a name in a searched world");
+    }
+  }
   record.created_at = running_ ? steps_ : 0;
   record.home = home;
   actors_.push_back(std::move(record));
