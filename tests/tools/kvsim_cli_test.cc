@@ -410,6 +410,19 @@ TEST(KvsimExplore, DporReachesWhatDfsCouldNot) {
 #endif
 }
 
+// The debug mode of the declarations: quiet on a catalogue scenario (its firing is shown on
+// a toy world with an undeclared read, tests/sim/dpor_test.cc), and strict about its flags.
+TEST(KvsimCheckDeclarations, QuietOnACatalogueScenarioAndStrictAboutFlags) {
+  const captured c = call(cmd_check_declarations, {"--scenario", "page42", "--runs", "2"});
+  EXPECT_EQ(c.code, 0) << c.out;
+  EXPECT_NE(c.out.find("page42 [safe]: "), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("no violation"), std::string::npos) << c.out;
+  EXPECT_THROW(call(cmd_check_declarations, {}), usage_error);
+  EXPECT_THROW(call(cmd_check_declarations, {"--all", "--scenario", "page42"}), usage_error);
+  EXPECT_THROW(call(cmd_check_declarations, {"--scenario", "page42", "--runs", "0"}), usage_error);
+  EXPECT_THROW(call(cmd_check_declarations, {"--scenario", "nope"}), input_error);
+}
+
 // A dpor row says what it exhausted: runs, pruned options, distinct states and terminal
 // outcomes, the fault bound and the preemption bound (null: none); the table says it in
 // words. hicache_local_missing is exhausted in a few hundred runs; a breaking variant is

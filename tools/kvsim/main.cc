@@ -20,12 +20,13 @@ constexpr const char* usage =
     "commands:\n"
     "  list      the catalogue's scenarios, their breaking variant and invariant\n"
     "  run       one run of a scenario (variant, strategy, seed), optionally its trace\n"
-    "  explore   search scenarios under a budget (random, pct:D, dfs[:P]); --all checks\n"
-    "            every breaking variant is found and safe is clean\n"
+    "  explore   search scenarios under a budget (random, pct:D, dpor[:P], dfs[:P]); --all\n"
+    "            checks every breaking variant is found and safe is clean\n"
     "  replay    re-run a trace file, strictly or leniently\n"
     "  shrink    minimise a failing trace (fewer faults, preemptions, decisions)\n"
     "  export    a trace as a Perfetto/Chrome timeline or a text log\n"
     "  demo      the main job: explore --all with a one-minute budget\n"
+    "  check-declarations  the debug check of what steps declare (dpor's independence)\n"
     "  real      a scripted scenario on the GPU backend\n"
     "  --help    this text;  --version  the version\n"
     "exit codes: 0 expectations held / no finding, 1 finding or unmet expectation,\n"
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
       {"explore", kvsim::tools::cmd_explore}, {"replay", kvsim::tools::cmd_replay},
       {"shrink", kvsim::tools::cmd_shrink},   {"export", kvsim::tools::cmd_export},
       {"demo", kvsim::tools::cmd_demo},
+      {"check-declarations", kvsim::tools::cmd_check_declarations},
       {"real", run_real},
   };
   if (argc < 2) {
