@@ -50,6 +50,14 @@ expect_usage_error explore --scenario page42 --jobs 0
 expect_usage_error explore --scenario page42 --shard 3/3
 expect_usage_error explore --scenario page42 --shard x
 expect_usage_error explore --scenario page42 --strategy dfs --jobs 2
+expect_usage_error explore --scenario page42 --strategy dpor --jobs 2
+expect_usage_error explore --scenario page42 --strategy dpor --max-faults 17
+expect_usage_error explore --scenario page42 --max-faults 1
+expect_usage_error explore --scenario page42 --strategy dpor:
+expect_usage_error run --scenario page42 --strategy dpor
+expect_usage_error check-declarations
+expect_usage_error check-declarations --scenario no_such_scenario
+expect_usage_error check-declarations --all --runs x
 expect_usage_error replay
 expect_usage_error replay "$work/missing.json"
 expect_usage_error replay "$work/truncated.json"
