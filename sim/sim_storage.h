@@ -50,8 +50,11 @@ class sim_storage final : public core::storage_io {
     core::storage_poll state = core::storage_poll::in_flight;
   };
 
-  // The storage's books as one shared object (sim/step_log.h): the I/O actor lives in it.
+  // Shared objects (sim/step_log.h): the storage's books (reads in flight, the latest read
+  // per owner), and each read's state (polls read it) and progress (pages written).
+  enum class read_part : std::uint8_t { state = 0, progress = 1 };
   std::uint64_t object() const;
+  std::uint64_t read_object(core::storage_handle handle, read_part part) const;
   void serve();  // the I/O actor's body
   void end(core::storage_handle handle, bool completed);
 

@@ -16,13 +16,16 @@ transfer_id global_id(core::rank_id rank, core::transfer_handle handle) {
 
 }  // namespace
 
-// Shared objects (sim/step_log.h): the engine's own state (holds, stopped), each transfer's
-// record (its executor lives in it), and a held request's page count at a destination.
+// Shared objects (sim/step_log.h): the engine's own state (holds, stopped); each transfer's
+// state (in flight or how it ended, and a cancel request), which polls read; its progress
+// (started, pages copied: the executor lives in it), which only a cancel reads, so a poll
+// and a page copy are independent; and a held request's page count at a destination.
 std::uint64_t sim_transfer_engine::engine_object() const {
   return object_token(object_kind::engine, rank_);
 }
-std::uint64_t sim_transfer_engine::transfer_object(core::transfer_handle handle) const {
-  return object_token(object_kind::transfer, (std::uint64_t{rank_} << 32) | handle);
+std::uint64_t sim_transfer_engine::transfer_object(core::transfer_handle handle, transfer_part part) const {
+  return object_token(object_kind::transfer,
+                      (((std::uint64_t{rank_} << 32) | handle) << 1) | static_cast<std::uint64_t>(part));
 }
 
 sim_transfer_engine::sim_transfer_engine(world& w, core::rank_id rank,
@@ -36,7 +39,8 @@ core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& 
                    "transfer between ranks without simulated memory");
   world_.touch(engine_object(), access::read);  // stopped_; handles are fresh names
   const core::transfer_handle handle = next_handle_++;
-  world_.touch(transfer_object(handle), access::write);
+  world_.touch(transfer_object(handle, transfer_part::state), access::write);
+  world_.touch(transfer_object(handle, transfer_part::progress), access::write);
   transfers_.emplace(handle, transfer_record{request});
   world_.emit(transfer_submitted{global_id(rank_, handle), request.owner, rank_,
                                  request.destination_rank, request.source_pages,
@@ -46,7 +50,7 @@ core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& 
     return handle;
   }
   world_.spawn(actor_name{rank_, "transfer", static_cast<std::uint32_t>(handle)},
-               [this, handle] { execute(handle); }, transfer_object(handle));
+               [this, handle] { execute(handle); }, transfer_object(handle, transfer_part::progress));
   return handle;
 }
 
@@ -54,6 +58,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
   for (;;) {
     world_.step();
     world_.touch(engine_object(), access::read);  // stopped_, holds_
+    world_.touch(transfer_object(handle, transfer_part::state), access::read);  // cancelled
     transfer_record& t = transfers_.at(handle);
     if (t.cancelled) return end(handle, core::transfer_poll::failed);
     if (stopped_ && world_.choose(dead_nic_writes_tag, 2) == 0) {
@@ -77,7 +82,10 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
       hold->second.at->pass();
     }
     if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
-    world_.touch(transfer_object(handle), access::write);  // a new step after a wait
+    // A new step after a wait: the state may have changed meanwhile (a cancel does not stop
+    // a copy once started, but the read is what the step does).
+    world_.touch(transfer_object(handle, transfer_part::state), access::read);
+    world_.touch(transfer_object(handle, transfer_part::progress), access::write);
     if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
     transfer_record& now = transfers_.at(handle);
     const std::uint32_t i = now.pages_copied++;
@@ -96,7 +104,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
 }
 
 void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll outcome) {
-  world_.touch(transfer_object(handle), access::write);
+  world_.touch(transfer_object(handle, transfer_part::state), access::write);
   transfer_record& t = transfers_.at(handle);
   t.state = outcome;
   world_.emit(transfer_ended{global_id(rank_, handle), t.request.owner, outcome});
@@ -105,7 +113,7 @@ void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll 
 
 core::transfer_poll sim_transfer_engine::poll(core::transfer_handle handle) {
   world_.step();
-  world_.touch(transfer_object(handle), access::read);
+  world_.touch(transfer_object(handle, transfer_part::state), access::read);
   const auto it = transfers_.find(handle);
   KVSIM_SIM_ASSERT(it != transfers_.end(), "poll of a transfer this engine never started");
   if (it->second.state == core::transfer_poll::in_flight &&
@@ -118,7 +126,8 @@ core::transfer_poll sim_transfer_engine::poll(core::transfer_handle handle) {
 
 bool sim_transfer_engine::cancel(core::transfer_handle handle) {
   world_.step();
-  world_.touch(transfer_object(handle), access::write);
+  world_.touch(transfer_object(handle, transfer_part::state), access::write);
+  world_.touch(transfer_object(handle, transfer_part::progress), access::read);  // started
   transfer_record& t = transfers_.at(handle);
   if (t.state != core::transfer_poll::in_flight) return true;
   if (t.started) return false;  // no cancel once bytes may move (Mooncake)
@@ -128,17 +137,17 @@ bool sim_transfer_engine::cancel(core::transfer_handle handle) {
 
 core::transfer_poll sim_transfer_engine::wait(core::transfer_handle handle) {
   const wait_reason reason{wait_kind::transfer_end, "", handle, rank_, 0};
-  world_.touch(transfer_object(handle), access::read);
+  world_.touch(transfer_object(handle, transfer_part::state), access::read);
   while (transfers_.at(handle).state == core::transfer_poll::in_flight) {
     ended_.wait(reason);
-    world_.touch(transfer_object(handle), access::read);
+    world_.touch(transfer_object(handle, transfer_part::state), access::read);
   }
   return transfers_.at(handle).state;
 }
 
 bool sim_transfer_engine::quiet() const {
   for (const auto& [handle, t] : transfers_) {
-    world_.touch(transfer_object(handle), access::read);
+    world_.touch(transfer_object(handle, transfer_part::state), access::read);
     if (t.state == core::transfer_poll::in_flight) return false;
   }
   return true;

@@ -58,8 +58,9 @@ class sim_transfer_engine final : public core::transfer_engine {
     std::uint32_t before_page = 0;
   };
 
+  enum class transfer_part : std::uint8_t { state = 0, progress = 1 };
   std::uint64_t engine_object() const;
-  std::uint64_t transfer_object(core::transfer_handle handle) const;
+  std::uint64_t transfer_object(core::transfer_handle handle, transfer_part part) const;
   void execute(core::transfer_handle handle);
   void end(core::transfer_handle handle, core::transfer_poll outcome);
 

@@ -8,8 +8,9 @@
 // declared where:
 // - every actor step writes its home object and its own actor (its run state). A rank's
 //   actors live in the rank (everything rank-local without a finer token: its core objects,
-//   scenario flags); device actors live in their device (a transfer executor in its transfer,
-//   a storage I/O actor in the rank's storage), and whoever calls the device declares it;
+//   scenario flags); a device's actors declare what they touch (a transfer executor lives in
+//   its transfer's progress; a storage I/O actor declares the storage's books and each
+//   read's progress and state), and whoever calls the device declares it;
 // - a wake that changes an actor's state writes that actor; one that finds it awake reads it
 //   (an actor object is named by the actor's stable identity, never by its id);
 // - simulated memory declares each page it reads or writes (kv_memory.cc), so a transfer
@@ -49,6 +50,7 @@ enum class object_kind : std::uint8_t {
   transfer = 12,     // one transfer of an engine: its progress and state
   storage = 13,      // a rank's storage reads
   request_progress = 14,  // pages of a held request copied to a rank, over its transfers
+  storage_read = 15,      // one storage read: its state, or its progress
 };
 
 constexpr std::uint64_t object_token(object_kind kind, std::uint64_t which) {

@@ -120,11 +120,7 @@ TEST(DporSoundness, HicacheLocalActiveOnePage) {
 TEST(DporSoundness, Page42OnePage) {
   const scenario_spec spec = with_pages(from_catalogue("page42"), 1, "_1page");
   expect_sound(spec, breaking_variant(spec), 0);
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "page42 with one page and the safe core: 82k traces, 10 s here, minutes under ASan";
-#else
   expect_sound(spec, core::variant::safe(), 0);
-#endif
 }
 
 // Two requests on two decode ranks, each transfer in one page, the second aborted by
@@ -134,11 +130,7 @@ TEST(DporSoundness, TwoRequestTransfer) {
   spec.faults.gates.clear();
   spec.requests[1].after.reset();
   spec.requests[1].room = 43;
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "82k traces with the safe core: 10 s here, minutes under ASan";
-#else
   expect_sound(spec, core::variant::safe(), 0);
-#endif
 }
 
 // The declarations the reduction trusts hold on every catalogue scenario: on random runs of
