@@ -41,7 +41,7 @@ void merge_into(std::vector<object_access>& into, const std::vector<object_acces
     const auto at = std::lower_bound(into.begin(), into.end(), a.object,
                                      [](const object_access& e, std::uint64_t o) { return e.object < o; });
     if (at != into.end() && at->object == a.object) {
-      if (a.mode == access::write) at->mode = access::write;
+      at->mode = combined(at->mode, a.mode);
       at->wake = at->wake || a.wake;
     } else {
       into.insert(at, a);
@@ -328,7 +328,8 @@ run_order order_steps(const std::vector<step_record>& steps, std::vector<race>* 
 
   struct object_history {
     std::optional<std::size_t> last_write;
-    std::vector<std::size_t> reads;  // since the last write
+    std::vector<std::size_t> reads;    // since the last write
+    std::vector<std::size_t> updates;  // since the last write
   };
   std::unordered_map<std::uint64_t, object_history> objects;
   std::vector<std::uint32_t> everything(order.threads, 0);  // join of every step so far
@@ -346,10 +347,11 @@ run_order order_steps(const std::vector<step_record>& steps, std::vector<race>* 
     for (const object_access& a : s.accesses) {
       const auto it = objects.find(a.object);
       if (it == objects.end()) continue;
-      if (it->second.last_write) conflicting.push_back(*it->second.last_write);
-      if (a.mode == access::write) {
-        conflicting.insert(conflicting.end(), it->second.reads.begin(), it->second.reads.end());
-      }
+      const object_history& h = it->second;
+      if (h.last_write) conflicting.push_back(*h.last_write);
+      // Since the last write: a read meets the updates, an update the reads, a write both.
+      if (a.mode != access::read) conflicting.insert(conflicting.end(), h.reads.begin(), h.reads.end());
+      if (a.mode != access::update) conflicting.insert(conflicting.end(), h.updates.begin(), h.updates.end());
     }
     std::sort(conflicting.begin(), conflicting.end());
     conflicting.erase(std::unique(conflicting.begin(), conflicting.end()), conflicting.end());
@@ -384,8 +386,11 @@ run_order order_steps(const std::vector<step_record>& steps, std::vector<race>* 
       if (a.mode == access::write) {
         h.last_write = k;
         h.reads.clear();
-      } else {
+        h.updates.clear();
+      } else if (a.mode == access::read) {
         h.reads.push_back(k);
+      } else {
+        h.updates.push_back(k);
       }
     }
   }
@@ -450,14 +455,15 @@ void reverse_race(const race& r, const run_order& order, const std::vector<step_
 }
 
 // The trace-class digest of a run's first `steps` steps, built step by step: per object,
-// the chain of its writers with the readers between two writes as a set; per thread, its
-// steps' own decisions; virtual time as an object every step reads and every fence writes.
+// the chain of its accesses, where consecutive reads (or consecutive updates) form one
+// unordered block and a write is a block of its own; per thread, its steps' own decisions;
+// virtual time as an object every step reads and every fence writes.
 class trace_class_builder {
  public:
   void add_step(const step_record& s, std::uint64_t own_decisions) {
     const std::uint64_t label = mix(s.thread, ++ordinals_[s.thread]);
     if (s.after_fence) write(time_object, mix(0xfe11ce, ++fences_));
-    read(time_object, label);
+    join_block(time_object, label, access::read);
     std::uint64_t& thread = threads_[s.thread];
     total_ -= mix(s.thread, thread);
     thread = mix(thread, mix(label, own_decisions));
@@ -466,7 +472,7 @@ class trace_class_builder {
       if (a.mode == access::write) {
         write(a.object, label);
       } else {
-        read(a.object, label);
+        join_block(a.object, label, a.mode);
       }
     }
   }
@@ -475,23 +481,31 @@ class trace_class_builder {
  private:
   static constexpr std::uint64_t time_object = ~std::uint64_t{0};
   struct history {
-    std::uint64_t writes = 0;
-    std::uint64_t reads = 0;
+    std::uint64_t chain = 0;       // the closed blocks, in order
+    std::uint64_t block = 0;       // the open block of reads or updates: a commutative sum
+    access block_mode = access::write;  // write: no open block
   };
   std::uint64_t term(std::uint64_t object, const history& h) const {
-    return mix(object, mix(h.writes, h.reads));
+    return mix(object, mix(h.chain, mix(h.block, static_cast<std::uint64_t>(h.block_mode))));
+  }
+  static void close_block(history& h) {
+    if (h.block_mode != access::write) h.chain = mix(h.chain, mix(h.block, static_cast<std::uint64_t>(h.block_mode)));
+    h.block = 0;
+    h.block_mode = access::write;
   }
   void write(std::uint64_t object, std::uint64_t label) {
     history& h = objects_[object];
     total_ -= term(object, h);
-    h.writes = mix(h.writes, mix(h.reads, label));
-    h.reads = 0;
+    close_block(h);
+    h.chain = mix(h.chain, label);
     total_ += term(object, h);
   }
-  void read(std::uint64_t object, std::uint64_t label) {
+  void join_block(std::uint64_t object, std::uint64_t label, access mode) {
     history& h = objects_[object];
     total_ -= term(object, h);
-    h.reads += mix(label, 0x4ead);
+    if (h.block_mode != mode) close_block(h);
+    h.block_mode = mode;
+    h.block += mix(label, 0x4ead);
     total_ += term(object, h);
   }
 

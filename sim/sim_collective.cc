@@ -79,11 +79,11 @@ std::int64_t collective_group::enter(core::rank_id rank, std::uint64_t sequence,
   }
   const wait_reason reason{wait_kind::collective, to_string(op), id_, sequence, rank};
   while (!open_[sequence].complete) waiters_.wait(reason);
-  world_.touch(object, access::write);
-  arrival& done = open_[sequence];
-  const std::int64_t result = done.result;
+  // Leaving only reads the result: the members leave in any order, and a completed slot is
+  // kept (one per collective of the run) rather than erased by whoever leaves last.
+  world_.touch(object, access::read);
+  const std::int64_t result = open_.at(sequence).result;
   world_.emit(collective_left{id_, sequence, rank, result});
-  if (++done.left == members_.size()) open_.erase(sequence);
   return result;
 }
 

@@ -35,7 +35,6 @@ class collective_group {
     std::vector<std::int64_t> values;
     std::int64_t result = 0;
     bool complete = false;
-    std::uint32_t left = 0;
   };
 
   std::int64_t enter(core::rank_id rank, std::uint64_t sequence, collective_op op,

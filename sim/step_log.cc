@@ -14,7 +14,7 @@ bool conflicts(const std::vector<object_access>& a, const std::vector<object_acc
     } else if (y->object < x->object) {
       ++y;
     } else {
-      if (x->mode == access::write || y->mode == access::write) return true;
+      if (x->mode == access::write || y->mode == access::write || x->mode != y->mode) return true;
       ++x;
       ++y;
     }
@@ -33,7 +33,7 @@ void step_log::touch(std::uint64_t object, access mode, bool wake) {
   const auto at = std::lower_bound(list.begin(), list.end(), object,
                                    [](const object_access& e, std::uint64_t o) { return e.object < o; });
   if (at != list.end() && at->object == object) {
-    if (mode == access::write) at->mode = access::write;
+    at->mode = combined(at->mode, mode);
     at->wake = at->wake || wake;
     return;
   }

@@ -71,7 +71,13 @@ constexpr std::uint64_t name_token(std::string_view name) {
   return h;
 }
 
-enum class access : std::uint8_t { read = 0, write = 1 };
+// read and write as usual; update: a change that commutes with every other update of the
+// same object (adding oneself to a wait queue's waiters, or taking oneself off): two updates
+// are independent, an update and a read or a write are not.
+enum class access : std::uint8_t { read = 0, write = 1, update = 2 };
+
+// Two accesses of one step to one object, as one: equal modes stay, anything else writes.
+constexpr access combined(access a, access b) { return a == b ? a : access::write; }
 
 struct object_access {
   std::uint64_t object = 0;
@@ -89,7 +95,8 @@ struct step_record {
   std::vector<object_access> accesses;  // unique by object; a write hides a read
 };
 
-// Whether two steps are dependent: a common object, written by at least one.
+// Whether two steps are dependent: a common object that one writes, or that one reads and
+// the other updates.
 bool conflicts(const std::vector<object_access>& a, const std::vector<object_access>& b);
 
 // The record of a run's steps, kept by the world when asked (world_config::record_steps):

@@ -21,10 +21,13 @@ class wait_queue {
     return wait(wait_reason{wait_kind::queue, reason_.c_str(), 0, 0, 0}, deadline_us);
   }
   bool wait(const wait_reason& reason, std::optional<std::uint64_t> deadline_us = std::nullopt) {
-    world_.touch(object_, access::write);
+    // Joining the waiters and leaving them commute with other waiters joining and leaving
+    // (the list is a set: wakes land in the ready list, which is ordered by id); a notify
+    // reads who waits, so it is ordered against both.
+    world_.touch(object_, access::update);
     waiters_.push_back(world_.current());
     const bool timed_out = world_.block(reason, deadline_us);
-    world_.touch(object_, access::write);
+    world_.touch(object_, access::update);
     std::erase(waiters_, world_.current());
     return timed_out;
   }
