@@ -181,7 +181,10 @@ class world {
   class core_event_bridge final : public core::event_sink {
    public:
     explicit core_event_bridge(world& w) : world_(w) {}
-    void emit(const core::event& e) override { world_.emit(core_decided{e}); }
+    void emit(const core::event& e) override {
+      world_.touch_pages_owned(e);
+      world_.emit(core_decided{e});
+    }
 
    private:
     world& world_;
@@ -212,6 +215,10 @@ class world {
   // unfinished actors never disagree with the actor records.
   void set_state(actor_id id, actor_state next);
   void feed_checkers();
+  // A core decision that changes who owns pages (an allocation, a free, a lease) writes
+  // those pages (sim/step_log.h): whether a copy or an I/O write into a page came before or
+  // after its free is what the damage checkers judge, so the two are never independent.
+  void touch_pages_owned(const core::event& e) const;
   bool advance_time();
   void stop_with(finding f);
   void stop_with_deadlock();

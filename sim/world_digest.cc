@@ -1,6 +1,8 @@
-// world::terminal_digest: the terminal state of a finished run, for the exhaustive search's
-// count of distinct outcomes and its soundness tests (sim/dpor.h).
+// What the exhaustive search (sim/dpor.h) reads of a world beyond its step log: the terminal
+// state of a finished run (its count of distinct outcomes, its soundness tests), and the
+// pages whose owner a core decision changed (declared as writes of those pages).
 #include <map>
+#include <type_traits>
 #include <string>
 #include <variant>
 
@@ -42,6 +44,32 @@ std::uint64_t world::terminal_digest() const {
   }
   for (const digest_fn& part : digests_) part(add);
   return hash;
+}
+
+void world::touch_pages_owned(const core::event& e) const {
+  if (!config_.record_steps) return;
+  const auto pages = [&](const std::vector<core::page_index>& list) {
+    for (const core::page_index page : list) step_log_.touch(page_object(e.rank, page), access::write);
+  };
+  std::visit(
+      [&](const auto& body) {
+        using body_type = std::decay_t<decltype(body)>;
+        if constexpr (std::is_same_v<body_type, core::page_freed>) {
+          step_log_.touch(page_object(e.rank, body.page), access::write);
+        } else if constexpr (std::is_same_v<body_type, core::release_requested>) {
+          pages(body.freed_now);
+          pages(body.deferred);
+        } else if constexpr (std::is_same_v<body_type, core::pages_allocated> ||
+                             std::is_same_v<body_type, core::lease_started> ||
+                             std::is_same_v<body_type, core::lease_ended> ||
+                             std::is_same_v<body_type, core::lease_quarantined> ||
+                             std::is_same_v<body_type, core::quarantine_confirmed> ||
+                             std::is_same_v<body_type, core::host_pages_allocated> ||
+                             std::is_same_v<body_type, core::host_pages_freed>) {
+          pages(body.pages);
+        }
+      },
+      e.body);
 }
 
 }  // namespace kvsim::sim
