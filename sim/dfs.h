@@ -1,4 +1,8 @@
 #pragma once
+// The older exhaustive search, kept for comparison: sim/dpor.h is the one explore's
+// `--strategy dpor` runs, with declared footprints (sim/step_log.h) instead of the
+// event-guessed ones below, and faults as choices instead of one fault profile.
+//
 // Bounded exhaustive search over a world's decision tree: stateless depth-first search in the
 // style of VeriSoft (Godefroid, "Model Checking for Programming Languages using VeriSoft",
 // POPL 1997). Nothing is snapshotted: every run builds a fresh world, replays a prefix of
