@@ -40,7 +40,8 @@ struct decision_request {
   std::uint64_t tag = 0;               // fault/data: what is being decided
   std::uint32_t fault_per_million = 0;  // fault: how likely the profile makes it
   std::uint64_t step = 0;               // schedule decisions taken so far
-  // schedule: the options' stable identities (sim/step_log.h), in the order of `subjects`.
+  // schedule, in worlds that keep a step log: the options' stable identities
+  // (sim/step_log.h), in the order of `subjects` (empty otherwise).
   std::span<const std::uint64_t> threads;
   // schedule, in worlds that keep a step log: the steps so far (the last one just ended).
   const step_log* steps = nullptr;

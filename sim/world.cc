@@ -247,10 +247,13 @@ std::uint32_t world::choose(std::uint64_t tag, std::uint32_t options) {
 void world::post(std::uint64_t delay_us, std::function<void()> deliver) {
   // Named by its poster and the poster's count, so that two deliveries posted by different
   // threads keep their names in either order (their ids swap).
-  const std::uint64_t poster = current_ == no_actor ? 0 : actors_[current_].thread;
-  const std::uint64_t ordinal = posts_by_thread_[poster]++;
-  std::uint64_t thread = (poster ^ (ordinal + 1) * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
-  thread &= ~std::uint64_t{1};  // even: never an actor's identity
+  std::uint64_t thread = 0;
+  if (config_.record_steps) {
+    const std::uint64_t poster = current_ == no_actor ? 0 : actors_[current_].thread;
+    const std::uint64_t ordinal = posts_by_thread_[poster]++;
+    thread = (poster ^ (ordinal + 1) * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
+    thread &= ~std::uint64_t{1};  // even: never an actor's identity
+  }
   deliveries_.emplace(next_delivery_++, pending_delivery{now_us_ + delay_us, std::move(deliver),
                                                          thread, steps_});
 }
@@ -488,12 +491,16 @@ actor_id world::decide_next() {
       continue;
     }
     subjects_.assign(ready_.begin(), ready_.end());
+    // Stable identities only for a strategy that reads the step log: the step loop of every
+    // other run stays as it was.
     threads_.clear();
-    for (const actor_id id : ready_) threads_.push_back(actors_[id].thread);
+    if (config_.record_steps) {
+      for (const actor_id id : ready_) threads_.push_back(actors_[id].thread);
+    }
     for (const auto& [id, delivery] : deliveries_) {
       if (delivery.ready_at_us <= now_us_) {
         subjects_.push_back(delivery_bit | id);
-        threads_.push_back(delivery.thread);
+        if (config_.record_steps) threads_.push_back(delivery.thread);
       }
     }
     if (subjects_.empty()) {

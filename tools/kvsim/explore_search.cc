@@ -318,6 +318,31 @@ search_result search_in_workers(const search_request& request, const progress_fn
   return result;
 }
 
+// An exhaustive search's first finding into its row: the finding's decisions replay
+// strictly, and that replay is recorded as the trace; one of another invariant than the row
+// wants is reported as such (the search stops at its first finding, whatever it is).
+void report_first_finding(const search_request& request, const run_setup& setup,
+                          std::uint64_t seed, const sim::finding& found,
+                          const std::vector<sim::decision>& decisions, std::uint64_t run,
+                          search_result& result) {
+  result.first = found;
+  result.first_seed = seed;
+  result.seconds_to_first_finding = result.seconds;  // the search reports no time of its own
+  result.runs_to_first_finding = run;
+  if (request.out_dir) {
+    sim::replay chooser(decisions, sim::replay_mode::strict);
+    const run_report report = run_once(setup, chooser);
+    const auto path = trace_path(*request.out_dir, request, seed);
+    write_trace_whole(path, report.trace);
+    result.trace_files.push_back(path.string());
+  }
+  if (request.wanted_invariant && result.first->invariant != *request.wanted_invariant) {
+    result.first_other = std::exchange(result.first, std::nullopt);
+    result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
+    result.other_findings = result.findings;
+  }
+}
+
 search_result search_dfs(const search_request& request) {
   const auto start = steady::now();
   constexpr std::uint64_t dfs_seed = 1;  // the world's fault profile; dfs decides the rest
@@ -353,24 +378,8 @@ search_result search_dfs(const search_request& request) {
   result.probes = probes;
   result.seconds = seconds_since(start);
   if (dfs.first_finding) {
-    result.first = dfs.first_finding;
-    result.first_seed = dfs_seed;
-    result.seconds_to_first_finding = result.seconds;  // dfs reports no time of its own
-    result.runs_to_first_finding = dfs.first_finding_run;
-    if (request.out_dir) {
-      // The finding's decisions replay strictly: record that replay as the trace.
-      sim::replay chooser(dfs.first_finding_decisions, sim::replay_mode::strict);
-      const run_report report = run_once(setup, chooser);
-      const auto path = trace_path(*request.out_dir, request, dfs_seed);
-      write_trace_whole(path, report.trace);
-      result.trace_files.push_back(path.string());
-    }
-    if (request.wanted_invariant && result.first->invariant != *request.wanted_invariant) {
-      // dfs stops at its first finding: one of another invariant is reported as such.
-      result.first_other = std::exchange(result.first, std::nullopt);
-      result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
-      result.other_findings = result.findings;
-    }
+    report_first_finding(request, setup, dfs_seed, *dfs.first_finding, dfs.first_finding_decisions,
+                         dfs.first_finding_run, result);
   }
   return result;
 }
@@ -449,22 +458,8 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   result.probes = probes;
   result.seconds = seconds_since(start);
   if (dpor.first_finding) {
-    result.first = dpor.first_finding;
-    result.first_seed = dpor_seed;
-    result.seconds_to_first_finding = result.seconds;  // dpor reports no time of its own
-    result.runs_to_first_finding = dpor.first_finding_run;
-    if (request.out_dir) {
-      sim::replay chooser(dpor.first_finding_decisions, sim::replay_mode::strict);
-      const run_report report = run_once(setup, chooser);
-      const auto path = trace_path(*request.out_dir, request, dpor_seed);
-      write_trace_whole(path, report.trace);
-      result.trace_files.push_back(path.string());
-    }
-    if (request.wanted_invariant && result.first->invariant != *request.wanted_invariant) {
-      result.first_other = std::exchange(result.first, std::nullopt);
-      result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
-      result.other_findings = result.findings;
-    }
+    report_first_finding(request, setup, dpor_seed, *dpor.first_finding,
+                         dpor.first_finding_decisions, dpor.first_finding_run, result);
   }
   return result;
 }
