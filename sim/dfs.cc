@@ -429,12 +429,13 @@ bool backtrack(std::vector<node>& path) {
 
 }  // namespace
 
-dfs_result dfs_search(const dfs_run_fn& run_once, const dfs_options& options) {
+dfs_result dfs_search(const dfs_run_fn& run_once, const dfs_options& options,
+                      const std::function<bool()>& stop) {
   dfs_result result;
   std::vector<node> path;
   std::size_t prefix = 0;  // decisions of `path` the next run replays
   for (;;) {
-    if (result.runs >= options.max_runs) return result;
+    if (result.runs >= options.max_runs || (stop && stop())) return result;
     dfs_chooser chooser(path, prefix, options,
                         options.sleep_sets ? maybe_asleep(path, prefix) : std::vector<std::uint64_t>{},
                         result);

@@ -97,7 +97,10 @@ struct dfs_result {
 using dfs_run_fn =
     std::function<void(strategy& chooser, const std::function<void(const world&)>& inspect)>;
 
-dfs_result dfs_search(const dfs_run_fn& run_once, const dfs_options& options);
+// `stop` (optional) is asked before every run: true ends the search, not exhausted (a time
+// budget, an interrupt).
+dfs_result dfs_search(const dfs_run_fn& run_once, const dfs_options& options,
+                      const std::function<bool()>& stop = {});
 
 // What one step touched, as far as the world's records tell: the ranks and collective groups
 // its events name, the world-wide counters it drew from (actor ids, message ids), or

@@ -489,6 +489,32 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
                            std::string_view what) {
   const std::string prefix = display(path) + ": cannot write " + std::string(what) + ": ";
   if (!path.has_filename()) throw trace_error(prefix + "the path names a directory, not a file");
+  // Only a regular file (or nothing yet) is replaced by rename: a device, a pipe or a symlink
+  // (/dev/stdout, a FIFO a CI step reads) is written through in place, since renaming over it
+  // would replace the link or node itself instead of writing to what it stands for.
+  std::error_code status_error;
+  const auto own_status = std::filesystem::symlink_status(path, status_error);
+  if (!status_error && std::filesystem::exists(own_status) &&
+      !std::filesystem::is_regular_file(own_status)) {
+    if (std::filesystem::is_directory(std::filesystem::status(path, status_error))) {
+      throw trace_error(prefix + "the path names a directory, not a file");
+    }
+    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+    if (fd < 0) throw trace_error(prefix + errno_text(errno));
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      const ssize_t written = ::write(fd, rest.data(), rest.size());
+      if (written < 0 && errno == EINTR) continue;
+      if (written < 0) {
+        const int write_error = errno;
+        ::close(fd);
+        throw trace_error(prefix + errno_text(write_error));
+      }
+      rest.remove_prefix(static_cast<std::size_t>(written));
+    }
+    if (::close(fd) != 0) throw trace_error(prefix + errno_text(errno));
+    return;
+  }
   std::filesystem::path temporary_path = path;
   temporary_path += ".tmp";
   temporary_file temporary(temporary_path);

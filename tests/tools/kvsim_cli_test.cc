@@ -456,9 +456,20 @@ TEST(KvsimExplore, DporRowsSayWhatWasExhausted) {
                                             (dir / "found.json").string()});
   EXPECT_EQ(found.code, 0) << found.out;
   const auto red = nlohmann::json::parse(read(dir / "found.json")).at(0);
-  ASSERT_EQ(red.at("traces").size(), 1u);
-  const captured replayed =
-      call(cmd_replay, {red.at("traces").at(0).get<std::string>(), "--strict", "--json"});
+  // Every finding's trace is named by its run (all runs share one seed): distinct files, the
+  // first finding's among them.
+  const auto traces = red.at("traces").get<std::vector<std::string>>();
+  ASSERT_GE(traces.size(), 1u);
+  EXPECT_LE(traces.size(), 10u);
+  EXPECT_EQ(std::set<std::string>(traces.begin(), traces.end()).size(), traces.size());
+  const std::string first_trace = red.at("first_finding").at("trace").get<std::string>();
+  EXPECT_NE(first_trace.find(".dpor.run" + std::to_string(red.at("runs_to_first_finding").get<int>()) +
+                             ".json"),
+            std::string::npos)
+      << first_trace;
+  EXPECT_NE(std::find(traces.begin(), traces.end(), first_trace), traces.end());
+  EXPECT_EQ(red.at("first_finding").at("reproduce").at(0).get<std::string>(), "kvsim replay " + first_trace);
+  const captured replayed = call(cmd_replay, {first_trace, "--strict", "--json"});
   EXPECT_EQ(replayed.code, 0) << replayed.out;
   const auto replay = nlohmann::json::parse(replayed.out);
   EXPECT_TRUE(replay["matched"].get<bool>());

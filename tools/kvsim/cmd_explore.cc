@@ -4,6 +4,8 @@
 //               [--max-faults K]
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <thread>
@@ -11,6 +13,8 @@
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/explore_report.h"
+#include "tools/kvsim/interrupt.h"
+#include "tools/kvsim/output_file.h"
 #include "tools/kvsim/run_one.h"
 #include "scenarios/scenario_generator.h"
 #include "scenarios/scenario_world.h"
@@ -44,21 +48,32 @@ constexpr const char* help =
     "  --max-faults  dpor: at most K faults of the environment fire per run (default 1);\n"
     "              every fault opportunity is a branch until then, so an exhausted search\n"
     "              covers every interleaving with at most K faults\n"
-    "  --budget    time: 500ms, 30s, 2m (split evenly over the searches with --all)\n"
+    "  --budget    time: 500ms, 30s, 2m; with --all the searches that expect a bug run first,\n"
+    "              each with an even share (they stop at their first finding), then the\n"
+    "              clean searches share what is left evenly\n"
     "  --runs      seeds 1..N per search (default 1000 when no budget is given); for dfs\n"
     "              and dpor, a cap on runs: give a large --runs or a --budget to exhaust\n"
     "  --jobs      worker processes (default 1)\n"
     "  --shard     I/N: only seeds s with (s-1) mod N == I; shards are disjoint and together\n"
     "              give the unsharded seeds\n"
-    "  --out       write each finding's trace (the first 10 per search and job) to DIR\n"
+    "  --out       write finding traces to DIR: per search, those of the 10 lowest seeds\n"
+    "              (dfs, dpor: the first 10 runs) and of the first finding; named\n"
+    "              <scenario>.<variant>.<strategy>.seed<N>.json (.run<N> for dfs, dpor)\n"
     "  --json      write the rows as a JSON array to FILE (with \"probes\": {name: hits});\n"
-    "              --junit: JUnit XML to FILE\n"
+    "              --junit: JUnit XML to FILE; - is standard output (the table then goes\n"
+    "              to standard error); every output path is checked before the search\n"
     "  --checkers  all (default); damage: only what shows a bug by its consequence (I1 a\n"
     "              write into a page not the transfer's, I6, I7 bytes, I8 leaks, I9 and I5\n"
     "              hangs); rules: only the protocol rules (I2, I3, I4)\n"
     "  --stop-at-first  every search ends at its first finding (a yes/no answer, as\n"
     "              tools/mutate.sh asks; --all's breaking rows always do)\n"
-    "  exit: 0 every expectation held, 1 one did not, 2 bad input\n";
+    "  Results do not depend on --jobs: runs are counted in seed order, the first finding\n"
+    "  is the lowest seed's, and a search that stops at it counts the seeds up to it.\n"
+    "  Off a terminal, a progress line goes to standard error every 10 s. Ctrl-C or SIGTERM\n"
+    "  stops the search after the runs in progress and still writes the table, JSON and\n"
+    "  JUnit of what ran, marked interrupted.\n"
+    "  exit: 0 every expectation held, 1 one did not, 2 bad input; interrupted: 130\n"
+    "  (SIGINT) or 143 (SIGTERM), or 1 when what ran already broke an expectation\n";
 
 double parse_budget(const std::string& text) {
   std::size_t digits = 0;
@@ -76,15 +91,16 @@ double parse_budget(const std::string& text) {
   return seconds;
 }
 
-// A live line on a terminal, plain lines (every few seconds) otherwise; both on stderr so
-// stdout keeps only the table.
+// A live line on a terminal; off one (a CI log), a plain line every 10 s of the whole
+// command, however its time falls between searches. Both on stderr so stdout keeps the table.
 class progress_line {
  public:
-  progress_line() : terminal_(::isatty(STDERR_FILENO) == 1) {}
+  progress_line() : terminal_(::isatty(STDERR_FILENO) == 1), start_(std::chrono::steady_clock::now()) {}
 
   void show(const search_request& request, const search_result& so_far, std::optional<double> budget) {
-    if (!terminal_ && so_far.seconds - last_plain_ < 5.0) return;
-    last_plain_ = so_far.seconds;
+    const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    if (!terminal_ && now - last_plain_ < plain_every_seconds) return;
+    last_plain_ = now;
     char text[256];
     const double rate = so_far.seconds > 0 ? static_cast<double>(so_far.runs) / so_far.seconds : 0;
     std::snprintf(text, sizeof text, "%s [%s]: %llu runs, %.0f runs/s, %llu findings, %.1fs",
@@ -96,16 +112,17 @@ class progress_line {
     if (terminal_) {
       std::cerr << "\r\033[K" << line << std::flush;
     } else {
-      std::cerr << "kvsim explore: " << line << "\n";
+      std::cerr << "kvsim explore: " << line << " (" << static_cast<int>(now) << "s in)\n";
     }
   }
   void done() {
     if (terminal_) std::cerr << "\r\033[K" << std::flush;
-    last_plain_ = 0;
   }
 
  private:
+  static constexpr double plain_every_seconds = 10.0;
   bool terminal_;
+  std::chrono::steady_clock::time_point start_;
   double last_plain_ = 0;
 };
 
@@ -124,6 +141,39 @@ std::optional<scenarios::expectation_spec> expectation_for(const scenarios::scen
     if (scenarios::breaking_variant(e) == variant) return e;
   }
   return std::nullopt;
+}
+
+// Runs the searches of `rows` (all of them, unless interrupted: the rows that ran say so).
+// With a budget, the searches that expect a bug run first, each with an even share of the
+// whole (they stop at their first finding, leaving the rest of their share); the clean
+// searches then share what is left evenly, a search that ends early (dfs or dpor exhausted)
+// leaving its time to those after it. The table keeps the catalogue's order.
+void run_rows(std::vector<explore_row>& rows, std::optional<double> budget_seconds) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].expected == expectation::found) order.push_back(i);
+  }
+  const std::size_t breaking = order.size();
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].expected == expectation::clean) order.push_back(i);
+  }
+  progress_line progress;
+  double spent = 0;
+  for (std::size_t k = 0; k < order.size() && interrupt_signal() == 0; ++k) {
+    explore_row& row = rows[order[k]];
+    search_request& request = row.request;
+    if (budget_seconds) {
+      const double share = k < breaking ? *budget_seconds / static_cast<double>(rows.size())
+                                        : (*budget_seconds - spent) / static_cast<double>(order.size() - k);
+      request.budget_seconds = std::max(0.001, share);
+    }
+    row.result = run_search(request, [&](const search_result& so_far) {
+      progress.show(request, so_far, request.budget_seconds);
+    });
+    row.ran = true;
+    progress.done();
+    spent += row.result.seconds;
+  }
 }
 
 }  // namespace
@@ -178,15 +228,16 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     throw usage_error("--max-faults bounds the faults of a dpor search (--strategy dpor)");
   }
   const auto max_faults = static_cast<std::uint32_t>(flags.number_or("--max-faults", 1, 0, 16));
-  std::optional<std::filesystem::path> out_dir;
-  if (const auto dir = flags.value("--out")) {
-    std::error_code error;
-    std::filesystem::create_directories(*dir, error);
-    if (error || !std::filesystem::is_directory(*dir)) {
-      throw input_error("cannot create the output directory " + *dir);
-    }
-    out_dir = *dir;
+  // Every output is checked before the first run: a mistyped path costs nothing.
+  const auto json_file = flags.value("--json");
+  const auto junit_file = flags.value("--junit");
+  if (json_file) check_output_file("--json", *json_file);
+  if (junit_file) check_output_file("--junit", *junit_file);
+  if (json_file && junit_file && is_stdout(*json_file) && is_stdout(*junit_file)) {
+    throw usage_error("--json and --junit cannot both be - (standard output)");
   }
+  std::optional<std::filesystem::path> out_dir;
+  if (const auto dir = flags.value("--out")) out_dir = prepare_output_dir("--out", *dir);
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
   const auto all = load_scenarios(catalogue);
   const bool every_search_stops_early = flags.has("--stop-at-first");
@@ -197,11 +248,19 @@ int cmd_explore(const arguments& args, std::ostream& out) {
                            std::string label, expectation expected, bool stop_at_first,
                            bool generate = false) {
     explore_row row;
-    row.request = search_request{spec, variant, std::move(label), strategy, runs, std::nullopt,
-                                 shard, jobs, stop_at_first, out_dir};
+    row.request.spec = spec;
+    row.request.variant = variant;
+    row.request.variant_label = std::move(label);
+    row.request.strategy = strategy;
+    row.request.max_seed = runs;
+    row.request.shard = shard;
+    row.request.jobs = jobs;
+    row.request.stop_at_first_finding = stop_at_first;
+    row.request.out_dir = out_dir;
     row.request.generate = generate;
     row.request.checkers = family;
     row.request.max_faults = max_faults;
+    row.request.catalogue = flags.value_or("--catalogue", "");
     row.expected = expected;
     rows.push_back(std::move(row));
   };
@@ -235,31 +294,33 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     if (breaking) rows.back().request.wanted_invariant = expected_invariant(*breaking, family);
   }
 
-  progress_line progress;
-  double spent = 0;
-  for (std::size_t i = 0; i < rows.size(); ++i) {
-    search_request& request = rows[i].request;
-    // The time left, split evenly over the searches left (red rows that stop early leave
-    // theirs to the rest).
-    if (has_budget) {
-      request.budget_seconds =
-          std::max(0.001, (budget_seconds - spent) / static_cast<double>(rows.size() - i));
-    }
-    rows[i].result = run_search(request, [&](const search_result& so_far) {
-      progress.show(request, so_far, request.budget_seconds);
-    });
-    progress.done();
-    spent += rows[i].result.seconds;
-  }
-  print_table(out, rows);
+  // The table goes where the JSON or JUnit does not: standard error when one of them is -.
+  std::ostream& table = (json_file && is_stdout(*json_file)) || (junit_file && is_stdout(*junit_file))
+                            ? std::cerr
+                            : out;
+  const interrupt_scope interrupts;
+  run_rows(rows, has_budget ? std::optional(budget_seconds) : std::nullopt);
+  std::vector<explore_row> shown(rows.begin(), rows.end());
+  shown.erase(std::remove_if(shown.begin(), shown.end(), [](const explore_row& r) { return !r.ran; }),
+              shown.end());
+  print_table(table, shown);
   std::size_t unmet = 0;
-  for (const auto& row : rows) unmet += row.met() ? 0 : 1;
-  out << (unmet == 0 ? "every expectation held" : std::to_string(unmet) + " expectation(s) not met")
-      << " (" << rows.size() << " searches, strategy " << strategy.text() << ", jobs " << jobs
-      << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
-      << ")\n";
-  if (const auto file = flags.value("--json")) write_file_atomically(*file, rows_json(rows).dump(2) + "\n");
-  if (const auto file = flags.value("--junit")) write_file_atomically(*file, junit_xml(rows));
+  std::size_t broken = 0;  // rows that expected clean and found a bug: a verdict even if cut short
+  for (const auto& row : shown) {
+    unmet += row.met() ? 0 : 1;
+    broken += row.expected == expectation::clean && row.result.findings > 0 ? 1 : 0;
+  }
+  const int signal = interrupt_signal();
+  table << (signal != 0 ? "interrupted after " + std::to_string(shown.size()) + " of " +
+                              std::to_string(rows.size()) + " searches; "
+                        : std::string())
+        << (unmet == 0 ? "every expectation held" : std::to_string(unmet) + " expectation(s) not met")
+        << " (" << shown.size() << " searches, strategy " << strategy.text() << ", jobs " << jobs
+        << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
+        << ")\n";
+  if (json_file) write_output(*json_file, rows_json(shown).dump(2) + "\n");
+  if (junit_file) write_output(*junit_file, junit_xml(shown, shard));
+  if (signal != 0) return broken > 0 ? 1 : interrupted_exit_code(signal);
   return unmet == 0 ? 0 : 1;
 }
 

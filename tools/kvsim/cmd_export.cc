@@ -4,6 +4,7 @@
 #include "sim/timeline_export.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
+#include "tools/kvsim/output_file.h"
 #include "tools/kvsim/explore_report.h"
 #include "tools/kvsim/trace_input.h"
 
@@ -33,7 +34,8 @@ int cmd_export(const arguments& args, std::ostream& out) {
     throw usage_error("unknown format '" + *format + "' (perfetto, text)");
   }
   const auto output = flags.has("-o") ? flags.value("-o") : flags.value("--out");
-  if (!output) throw usage_error("-o OUT is required");
+  if (!output) throw usage_error("-o OUT is required (- for standard output)");
+  check_output_file("-o", *output);
   const std::string file = flags.positionals().front();
   const loaded_trace loaded = load_trace_file(file);
   const run_report report = replay_strictly(loaded);
@@ -42,10 +44,13 @@ int cmd_export(const arguments& args, std::ostream& out) {
                       std::to_string(report.diverged->decision_index) + ": recorded " +
                       report.diverged->expected + ", asked " + report.diverged->actual + ")");
   }
-  const std::string text = *format == "perfetto"
-                               ? sim::chrome_trace(report.events, report.actors, report.found).dump() + "\n"
-                               : sim::text_log(report.events, report.actors);
-  write_file_atomically(*output, text);
+  const sim::timeline_run run = timeline_of(loaded, report);
+  const std::string text =
+      *format == "perfetto"
+          ? sim::chrome_trace(report.events, report.actors, report.found, run).dump() + "\n"
+          : sim::text_timeline(run, report.events, report.actors, report.found);
+  write_output(*output, text);
+  if (is_stdout(*output)) return 0;  // standard output holds the export alone
   out << "wrote " << *output << " (" << *format << ", " << report.events.size() << " events, "
       << report.outcome.steps << " steps)\n";
   return 0;

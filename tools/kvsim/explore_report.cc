@@ -46,7 +46,68 @@ std::string probes_text(const explore_row& row) {
          std::to_string(declared.size());
 }
 
+// A path or name as one shell word: as is when it is plain, else single-quoted.
+std::string shell_word(const std::string& text) {
+  const bool plain = !text.empty() && text.find_first_not_of(
+      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=+,") == std::string::npos;
+  if (plain) return text;
+  std::string quoted = "'";
+  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return quoted + "'";
+}
+
+// The first finding of the row's wanted kind, else the first other one: seed and trace.
+struct shown_finding {
+  const sim::finding* finding = nullptr;
+  std::uint64_t seed = 0;
+  std::optional<std::string> trace;
+};
+shown_finding first_shown(const search_result& r) {
+  if (r.first) return {&*r.first, *r.first_seed, r.first_trace};
+  if (r.first_other) return {&*r.first_other, *r.first_other_seed, r.first_other_trace};
+  return {};
+}
+
+nlohmann::json finding_json(const explore_row& row, const sim::finding& f, std::uint64_t seed,
+                            const std::optional<std::string>& trace) {
+  return {{"invariant", f.invariant},
+          {"message", f.message},
+          {"seed", seed},
+          {"trace", trace ? nlohmann::json(*trace) : nlohmann::json(nullptr)},
+          {"reproduce", reproduce_commands(row, seed, trace)}};
+}
+
 }  // namespace
+
+std::vector<std::string> reproduce_commands(const explore_row& row, std::uint64_t seed,
+                                            const std::optional<std::string>& trace) {
+  const search_request& q = row.request;
+  std::vector<std::string> commands;
+  if (trace) commands.push_back("kvsim replay " + shell_word(*trace));
+  std::string command;
+  if (q.strategy.exhaustive()) {
+    // Every run of a dfs or dpor search shares the seed; its decisions come from the search,
+    // which is deterministic: the same search stops at the same first finding.
+    command = "kvsim explore --scenario " + shell_word(q.spec.name) + " --variant " +
+              shell_word(q.variant_label) + " --strategy " + q.strategy.text() +
+              " --stop-at-first --out DIR";
+    if (q.max_seed) command += " --runs " + std::to_string(*q.max_seed);
+    if (q.strategy.family == strategy_family::dpor && q.max_faults != 1) {
+      command += " --max-faults " + std::to_string(q.max_faults);
+    }
+  } else {
+    command = "kvsim run " +
+              (q.generate ? std::string("--generate") : "--scenario " + shell_word(q.spec.name)) +
+              " --variant " + shell_word(q.variant_label) + " --strategy " + q.strategy.text() +
+              " --seed " + std::to_string(seed) + " --trace TRACE.json";
+  }
+  if (q.checkers != properties::checker_family::all) {
+    command += std::string(" --checkers ") + properties::to_string(q.checkers);
+  }
+  if (!q.catalogue.empty()) command += " --catalogue " + shell_word(q.catalogue);
+  commands.push_back(command);
+  return commands;
+}
 
 const char* to_string(expectation e) { return e == expectation::found ? "found" : "clean"; }
 
@@ -99,7 +160,20 @@ void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
       }
       out << "]";
     }
+    if (row.result.interrupted) out << "  [interrupted]";
     out << "\n";
+  }
+  for (const explore_row& row : rows) {
+    const shown_finding shown = first_shown(row.result);
+    if (shown.finding == nullptr) continue;
+    out << "\n" << row.request.spec.name << " [" << row.request.variant_label << "] at "
+        << (row.request.strategy.exhaustive() ? "run " + std::to_string(*row.result.runs_to_first_finding)
+                                              : "seed " + std::to_string(shown.seed))
+        << ": " << shown.finding->message << "\n";
+    out << "  trace:     " << shown.trace.value_or("(not written: give --out DIR)") << "\n";
+    for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
+      out << "  reproduce: " << command << "\n";
+    }
   }
 }
 
@@ -121,20 +195,27 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
                      {"runs_to_first_finding", nullptr},
                      {"first_finding", nullptr},
                      {"traces", r.trace_files}};
+    j["budget_seconds"] = row.request.budget_seconds ? nlohmann::json(*row.request.budget_seconds)
+                                                     : nlohmann::json(nullptr);
+    j["shard"] = std::to_string(row.request.shard.index) + "/" + std::to_string(row.request.shard.count);
+    j["interrupted"] = r.interrupted;
+    if (!row.request.strategy.exhaustive()) {
+      nlohmann::json seeds = nlohmann::json::array();
+      for (const auto& f : r.finding_seeds) seeds.push_back({{"seed", f.seed}, {"invariant", f.invariant}});
+      j["finding_seeds"] = std::move(seeds);
+      j["finding_seeds_truncated"] = r.finding_seeds_truncated;
+    }
     if (r.first) {
       j["seconds_to_first_finding"] = *r.seconds_to_first_finding;
       j["runs_to_first_finding"] = *r.runs_to_first_finding;
-      j["first_finding"] = {{"invariant", r.first->invariant},
-                            {"message", r.first->message},
-                            {"seed", *r.first_seed}};
+      j["first_finding"] = finding_json(row, *r.first, *r.first_seed, r.first_trace);
     }
     if (row.request.wanted_invariant) {
       j["expected_invariant"] = *row.request.wanted_invariant;
       j["other_findings"] = r.other_findings;
       if (r.first_other) {
-        j["first_other_finding"] = {{"invariant", r.first_other->invariant},
-                                    {"message", r.first_other->message},
-                                    {"seed", *r.first_other_seed}};
+        j["first_other_finding"] =
+            finding_json(row, *r.first_other, *r.first_other_seed, r.first_other_trace);
       }
     }
     nlohmann::json probes = nlohmann::json::object();
@@ -164,22 +245,27 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
   return array;
 }
 
-std::string junit_xml(const std::vector<explore_row>& rows) {
+std::string junit_xml(const std::vector<explore_row>& rows, shard_spec shard) {
   std::size_t failures = 0;
   double total = 0;
   for (const explore_row& row : rows) {
     failures += row.met() ? 0 : 1;
     total += row.result.seconds;
   }
+  const std::string shard_text = shard.count > 1 ? " shard " + std::to_string(shard.index) + "/" +
+                                                       std::to_string(shard.count)
+                                                 : std::string();
+  const std::string suite = "kvsim explore" + shard_text;
   std::ostringstream xml;
   xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"kvsim explore\" tests=\"" << rows.size() << "\" failures=\""
-      << failures << "\" time=\"" << total << "\">\n"
-      << "  <testsuite name=\"kvsim explore\" tests=\"" << rows.size() << "\" failures=\""
-      << failures << "\" errors=\"0\" time=\"" << total << "\">\n";
+      << "<testsuites name=\"" << xml_escaped(suite) << "\" tests=\"" << rows.size()
+      << "\" failures=\"" << failures << "\" time=\"" << total << "\">\n"
+      << "  <testsuite name=\"" << xml_escaped(suite) << "\" tests=\"" << rows.size()
+      << "\" failures=\"" << failures << "\" errors=\"0\" time=\"" << total << "\">\n";
   for (const explore_row& row : rows) {
     const std::string name = row.request.spec.name + " [" + row.request.variant_label + ", " +
-                             row.request.strategy.text() + "]";
+                             row.request.strategy.text() + (shard.count > 1 ? "," : "") +
+                             shard_text + "]";
     xml << "    <testcase classname=\"kvsim.explore." << xml_escaped(row.request.spec.name)
         << "\" name=\"" << xml_escaped(name) << "\" time=\"" << row.result.seconds << "\">\n";
     if (!row.met()) {
@@ -201,21 +287,30 @@ std::string junit_xml(const std::vector<explore_row>& rows) {
       } else {
         why = "expected a finding, none in " + std::to_string(row.result.runs) + " runs";
       }
-      xml << "      <failure message=\"" << xml_escaped(why) << "\"/>\n";
+      std::string body;
+      if (const shown_finding shown = first_shown(row.result); shown.finding != nullptr) {
+        body = "trace: " + shown.trace.value_or("(not written: give --out DIR)") + "\n";
+        for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
+          body += "reproduce: " + command + "\n";
+        }
+      }
+      xml << "      <failure message=\"" << xml_escaped(why) << "\">" << xml_escaped(body)
+          << "</failure>\n";
     }
-    xml << "      <system-out>runs " << row.result.runs << ", findings " << row.result.findings
-        << "</system-out>\n    </testcase>\n";
+    std::string out = "runs " + std::to_string(row.result.runs) + ", findings " +
+                      std::to_string(row.result.findings);
+    if (row.result.interrupted) out += ", interrupted";
+    if (const shown_finding shown = first_shown(row.result); shown.finding != nullptr) {
+      out += "\nfirst finding: " + shown.finding->message;
+      out += "\ntrace: " + shown.trace.value_or("(not written: give --out DIR)");
+      for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
+        out += "\nreproduce: " + command;
+      }
+    }
+    xml << "      <system-out>" << xml_escaped(out) << "</system-out>\n    </testcase>\n";
   }
   xml << "  </testsuite>\n</testsuites>\n";
   return xml.str();
-}
-
-void write_file_atomically(const std::filesystem::path& path, const std::string& text) {
-  try {
-    sim::write_file_atomically(path, text, "output");
-  } catch (const sim::trace_error& e) {
-    throw input_error(e.what());
-  }
 }
 
 }  // namespace kvsim::tools

@@ -17,6 +17,7 @@ struct explore_row {
   search_request request;
   expectation expected = expectation::clean;
   search_result result;
+  bool ran = false;  // false: an interrupt came before this search started
 
   // A row that expects a bug is met only by a finding of the expected invariant (another
   // invariant is `found-other`); a row that expects clean, by no finding at all and every
@@ -31,10 +32,16 @@ struct explore_row {
 };
 
 const char* to_string(expectation e);
+// The table, then one paragraph per finding: its trace and the commands that reproduce it.
 void print_table(std::ostream& out, const std::vector<explore_row>& rows);
 nlohmann::json rows_json(const std::vector<explore_row>& rows);
-std::string junit_xml(const std::vector<explore_row>& rows);
-// sim::write_file_atomically, failing with input_error (exit 2) instead of trace_error.
-void write_file_atomically(const std::filesystem::path& path, const std::string& text);
+// `shard` names the suite ("kvsim explore shard 1/4") so the reports of shards differ.
+std::string junit_xml(const std::vector<explore_row>& rows, shard_spec shard);
+
+// One-line shell commands that reproduce a finding of `row` at `seed` (random, pct: the seed;
+// dfs, dpor: ignored): `kvsim replay TRACE` when its trace was written, and the `kvsim run`
+// form (dfs, dpor: the `kvsim explore` that finds it again).
+std::vector<std::string> reproduce_commands(const explore_row& row, std::uint64_t seed,
+                                            const std::optional<std::string>& trace);
 
 }  // namespace kvsim::tools

@@ -2,10 +2,12 @@
 
 #include <poll.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -21,7 +23,9 @@
 #include "sim/trace.h"
 #include "scenarios/scenario_generator.h"
 #include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/interrupt.h"
 #include "tools/kvsim/run_one.h"
+#include "tools/kvsim/search_tally.h"
 
 namespace kvsim::tools {
 namespace {
@@ -31,10 +35,6 @@ using steady = std::chrono::steady_clock;
 double seconds_since(steady::time_point start) {
   return std::chrono::duration<double>(steady::now() - start).count();
 }
-
-// Set by SIGUSR1 in a worker: the parent has what it needs; stop after the current run.
-volatile std::sig_atomic_t stop_requested = 0;
-extern "C" void on_stop_signal(int) { stop_requested = 1; }
 
 // A trace written with the signals that would end the process held back, so it is complete
 // under its final name or absent (sim::write_trace is itself atomic: temp file + rename).
@@ -52,16 +52,6 @@ void write_trace_whole(const std::filesystem::path& path, const sim::trace& t) {
   }
   sigprocmask(SIG_SETMASK, &previous, nullptr);
 }
-
-// What a run tells the search (in a worker: one line on the pipe).
-struct run_note {
-  std::uint64_t seed = 0;
-  bool found = false;
-  std::string invariant;
-  std::string trace_file;
-  std::string message;
-  scenarios::probe_hits probes{};
-};
 
 // Probe hits as "index=count" pairs, only those hit: "0=3,9=1".
 std::string encode_probes(const scenarios::probe_hits& hits) {
@@ -112,90 +102,80 @@ run_note decode(const std::string& line) {
 }
 
 // One job's loop over its seeds: runs, writes finding traces, reports each run to `note`.
-// Returns when its seeds or the time are spent, or when `keep_going` says stop.
-template <typename Note, typename KeepGoing>
+// Returns when its seeds or the time are spent, when the next seed is past
+// `last_useful_seed()` (the search stops at a lower seed's finding), or on an interrupt.
+template <typename Note, typename LastUsefulSeed>
 void run_job(const search_request& request, std::uint64_t job, steady::time_point start,
-             const Note& note, const KeepGoing& keep_going) {
+             const Note& note, const LastUsefulSeed& last_useful_seed) {
   seed_plan seeds(request.shard, job, request.jobs, request.max_seed);
-  std::uint64_t traces = 0;
-  while (keep_going()) {
+  trace_quota quota(request);
+  while (interrupt_signal() == 0) {
     if (request.budget_seconds && seconds_since(start) >= *request.budget_seconds) return;
     const auto seed = seeds.next();
-    if (!seed) return;
+    if (!seed || *seed > last_useful_seed()) return;
     const scenarios::scenario_spec spec =
         request.generate ? scenarios::generate_scenario(*seed) : request.spec;
     const run_setup setup{spec, request.variant, request.strategy.text(), *seed,
                           faults_for(spec, *seed), request.checkers};
     const auto chooser = request.strategy.make(*seed);
-    const bool want_trace = request.out_dir && traces < request.traces_max;
-    run_report report = run_once(setup, *chooser, want_trace ? keep::on_finding : keep::outcome_only);
+    run_report report = run_once(setup, *chooser, request.out_dir ? keep::on_finding : keep::outcome_only);
     run_note n{*seed, report.found.has_value(), "", "", "", report.probes};
     if (report.found) {
       n.invariant = report.found->invariant;
       n.message = report.found->message;
-      if (want_trace) {
+      if (quota.take(n.invariant)) {
         const auto path = trace_path(*request.out_dir, request, *seed);
         write_trace_whole(path, report.trace);
         n.trace_file = path.string();
-        ++traces;
       }
     }
     note(n);
   }
 }
 
-void count(search_result& result, const run_note& n, steady::time_point start,
-           const std::optional<std::string>& wanted) {
-  ++result.runs;
-  for (std::size_t i = 0; i < n.probes.size(); ++i) result.probes[i] += n.probes[i];
-  if (!n.found) return;
-  ++result.findings;
-  if (!n.trace_file.empty()) result.trace_files.push_back(n.trace_file);
-  if (wanted && n.invariant != *wanted) {
-    ++result.other_findings;
-    if (!result.first_other) {
-      result.first_other = sim::finding{n.invariant, n.message, {}, {}};
-      result.first_other_seed = n.seed;
-    }
-    return;
-  }
-  if (!result.first) {
-    result.first = sim::finding{n.invariant, n.message, {}, {}};
-    result.first_seed = n.seed;
-    result.seconds_to_first_finding = seconds_since(start);
-    result.runs_to_first_finding = result.runs;
-  }
-}
-
 search_result search_in_process(const search_request& request, const progress_fn& progress) {
   const auto start = steady::now();
-  search_result result;
+  search_tally tally(request, 1, start);
   auto last_progress = start;
   run_job(
       request, 0, start,
       [&](const run_note& n) {
-        count(result, n, start, request.wanted_invariant);
+        tally.add(0, n);
         if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
           last_progress = steady::now();
-          result.seconds = seconds_since(start);
-          progress(result);
+          progress(tally.so_far(seconds_since(start)));
         }
       },
-      [&] { return !(request.stop_at_first_finding && result.first); });
-  result.seconds = seconds_since(start);
+      [&] { return tally.last_useful_seed(); });
+  tally.job_finished(0);
+  search_result result = tally.finish(seconds_since(start));
+  result.interrupted = interrupt_signal() != 0;
   return result;
 }
 
+// What the workers of one search share (an anonymous shared mapping made before the fork):
+// the highest seed still worth running. A worker lowers it when it finds what a search that
+// stops at its first finding waits for; the parent sets it to 0 to stop them all.
+struct shared_cutoff {
+  std::atomic<std::uint64_t> last_useful_seed{UINT64_MAX};
+
+  void lower_to(std::uint64_t seed) {
+    std::uint64_t current = last_useful_seed.load();
+    while (seed < current && !last_useful_seed.compare_exchange_weak(current, seed)) {
+    }
+  }
+};
+static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
+              "the cutoff is shared between processes: it must not hide a lock");
+
+// A line a worker sends instead of a run when it fails: the parent reports it as the one
+// error line of the command.
+constexpr const char* worker_error_tag = "error\t";
+
 [[noreturn]] void worker_main(const search_request& request, std::uint64_t job,
-                              steady::time_point start, int out_fd) {
-  stop_requested = 0;
-  std::signal(SIGUSR1, on_stop_signal);
-  // The parent forked with SIGUSR1 blocked, so a stop sent before this point waits here.
-  sigset_t stop;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGUSR1);
-  sigprocmask(SIG_UNBLOCK, &stop, nullptr);
-  int status = 0;
+                              steady::time_point start, int out_fd, shared_cutoff& cutoff) {
+  // A worker whose parent is gone gets EPIPE from write (and ends), not a silent death.
+  std::signal(SIGPIPE, SIG_IGN);
   // Notes go to the parent in batches (a finding at once), so the parent sleeps in poll()
   // instead of waking for every run and taking CPU from the workers.
   std::string batch;
@@ -215,22 +195,25 @@ search_result search_in_process(const search_request& request, const progress_fn
     run_job(
         request, job, start,
         [&](const run_note& n) {
+          if (n.found && request.stop_at_first_finding &&
+              (!request.wanted_invariant || n.invariant == *request.wanted_invariant)) {
+            cutoff.lower_to(n.seed);
+          }
           batch += encode(n);
           if (n.found || batch.size() > 8192 ||
               steady::now() - last_flush > std::chrono::milliseconds(100)) {
             flush();
           }
         },
-        [&] { return stop_requested == 0; });
-    flush();
+        [&] { return cutoff.last_useful_seed.load(); });
   } catch (const std::exception& e) {
-    const std::string line = std::string("kvsim explore: worker ") + std::to_string(job) + ": " +
-                             e.what() + "\n";
-    (void)!::write(STDERR_FILENO, line.data(), line.size());
-    status = 4;
+    std::string message = e.what();
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    batch += std::string(worker_error_tag) + message + "\n";
   }
+  flush();
   ::close(out_fd);
-  _exit(status);
+  _exit(0);
 }
 
 search_result search_in_workers(const search_request& request, const progress_fn& progress) {
@@ -240,15 +223,17 @@ search_result search_in_workers(const search_request& request, const progress_fn
     int fd = -1;
     std::string pending;
   };
+  void* mapping = ::mmap(nullptr, sizeof(shared_cutoff), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) throw input_error(std::string("mmap: ") + std::strerror(errno));
+  auto* cutoff = new (mapping) shared_cutoff;
+  struct unmap {
+    void* mapping;
+    ~unmap() { ::munmap(mapping, sizeof(shared_cutoff)); }
+  } unmap_at_exit{mapping};
   std::vector<worker> workers;
   std::cout.flush();
   std::cerr.flush();
-  // Workers start with SIGUSR1 blocked until their handler is in place (worker_main).
-  sigset_t stop;
-  sigset_t previous;
-  sigemptyset(&stop);
-  sigaddset(&stop, SIGUSR1);
-  sigprocmask(SIG_BLOCK, &stop, &previous);
   for (std::uint64_t job = 0; job < request.jobs; ++job) {
     int fds[2];
     if (::pipe(fds) != 0) throw input_error(std::string("pipe: ") + std::strerror(errno));
@@ -257,17 +242,19 @@ search_result search_in_workers(const search_request& request, const progress_fn
     if (pid == 0) {
       ::close(fds[0]);
       for (const worker& w : workers) ::close(w.fd);
-      worker_main(request, job, start, fds[1]);
+      worker_main(request, job, start, fds[1], *cutoff);
     }
     ::close(fds[1]);
     workers.push_back({pid, fds[0], {}});
   }
-  sigprocmask(SIG_SETMASK, &previous, nullptr);
-  search_result result;
-  bool stop_sent = false;
+  search_tally tally(request, request.jobs, start);
+  std::optional<std::string> worker_error;
   auto last_progress = start;
   std::size_t open = workers.size();
   while (open > 0) {
+    // An interrupt reaches the workers too when it came from the terminal; when it was sent
+    // to this process alone, the cutoff tells them.
+    if (interrupt_signal() != 0 || worker_error) cutoff->last_useful_seed.store(0);
     std::vector<pollfd> polls;
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < workers.size(); ++i) {
@@ -279,7 +266,8 @@ search_result search_in_workers(const search_request& request, const progress_fn
     if (ready < 0 && errno != EINTR) throw input_error(std::string("poll: ") + std::strerror(errno));
     for (std::size_t k = 0; k < polls.size() && ready > 0; ++k) {
       if ((polls[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      worker& w = workers[which[k]];
+      const std::size_t job = which[k];
+      worker& w = workers[job];
       char buffer[4096];
       const ssize_t got = ::read(w.fd, buffer, sizeof buffer);
       if (got < 0 && errno == EINTR) continue;
@@ -287,61 +275,91 @@ search_result search_in_workers(const search_request& request, const progress_fn
         ::close(w.fd);
         w.fd = -1;
         --open;
+        tally.job_finished(job);
         continue;
       }
       w.pending.append(buffer, static_cast<std::size_t>(got));
       for (auto newline = w.pending.find('\n'); newline != std::string::npos;
            newline = w.pending.find('\n')) {
-        count(result, decode(w.pending.substr(0, newline)), start, request.wanted_invariant);
+        const std::string line = w.pending.substr(0, newline);
         w.pending.erase(0, newline + 1);
+        if (line.starts_with(worker_error_tag)) {
+          if (!worker_error) worker_error = line.substr(std::strlen(worker_error_tag));
+          continue;
+        }
+        tally.add(job, decode(line));
       }
-    }
-    if (!stop_sent && request.stop_at_first_finding && result.first) {
-      for (const worker& w : workers) ::kill(w.pid, SIGUSR1);
-      stop_sent = true;
     }
     if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
       last_progress = steady::now();
-      result.seconds = seconds_since(start);
-      progress(result);
+      progress(tally.so_far(seconds_since(start)));
     }
   }
-  bool failed = false;
+  bool crashed = false;
   for (const worker& w : workers) {
     int status = 0;
     while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
     }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) failed = true;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) crashed = true;
   }
-  if (failed) throw input_error("a search worker failed (see the line above)");
-  result.seconds = seconds_since(start);
+  // One line, whatever --jobs: the first worker's own error (a full disk, say), else that a
+  // worker died without one.
+  if (worker_error) throw input_error(*worker_error);
+  if (crashed && interrupt_signal() == 0) throw input_error("a search worker died (signal or crash)");
+  search_result result = tally.finish(seconds_since(start));
+  result.interrupted = interrupt_signal() != 0;
   return result;
 }
 
-// An exhaustive search's first finding into its row: the finding's decisions replay
-// strictly, and that replay is recorded as the trace; one of another invariant than the row
-// wants is reported as such (the search stops at its first finding, whatever it is).
-void report_first_finding(const search_request& request, const run_setup& setup,
-                          std::uint64_t seed, const sim::finding& found,
-                          const std::vector<sim::decision>& decisions, std::uint64_t run,
-                          search_result& result) {
-  result.first = found;
-  result.first_seed = seed;
-  result.seconds_to_first_finding = result.seconds;  // the search reports no time of its own
-  result.runs_to_first_finding = run;
-  if (request.out_dir) {
-    sim::replay chooser(decisions, sim::replay_mode::strict);
-    const run_report report = run_once(setup, chooser);
-    const auto path = trace_path(*request.out_dir, request, seed);
-    write_trace_whole(path, report.trace);
-    result.trace_files.push_back(path.string());
+// The runs of a dfs or dpor search as its row sees them: code probes summed, and the traces
+// of findings written as they happen, named by run index (all runs share one seed).
+class exhaustive_runs {
+ public:
+  exhaustive_runs(const search_request& request, const run_setup& setup)
+      : request_(request), setup_(setup), quota_(request) {}
+
+  void observe(const sim::world& w) {
+    ++runs_;
+    const scenarios::probe_hits hits = scenarios::count_probes(w.events());
+    for (std::size_t i = 0; i < hits.size(); ++i) probes_[i] += hits[i];
+    const auto found = w.found();
+    if (!found || !quota_.take(found->invariant)) return;
+    const auto path = trace_path(*request_.out_dir, request_, runs_);
+    write_trace_whole(path, trace_of(setup_, w));
+    traces_.emplace(runs_, path.string());
   }
-  if (request.wanted_invariant && result.first->invariant != *request.wanted_invariant) {
-    result.first_other = std::exchange(result.first, std::nullopt);
-    result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
-    result.other_findings = result.findings;
+  std::uint64_t runs() const { return runs_; }
+
+  // The row's result beyond the search's own counts: probes, traces, and the first finding
+  // (run `first_run`); one of another invariant than the row wants is reported as such (the
+  // search stops at its first finding, whatever it is).
+  void report(const std::optional<sim::finding>& first, std::uint64_t first_run,
+              search_result& result) const {
+    result.probes = probes_;
+    for (const auto& [run, path] : traces_) result.trace_files.push_back(path);
+    result.interrupted = interrupt_signal() != 0;
+    if (!first) return;
+    result.first = first;
+    result.first_seed = setup_.seed;
+    result.seconds_to_first_finding = result.seconds;  // the search reports no time of its own
+    result.runs_to_first_finding = first_run;
+    if (const auto it = traces_.find(first_run); it != traces_.end()) result.first_trace = it->second;
+    if (request_.wanted_invariant && result.first->invariant != *request_.wanted_invariant) {
+      result.first_other = std::exchange(result.first, std::nullopt);
+      result.first_other_seed = std::exchange(result.first_seed, std::nullopt);
+      result.first_other_trace = std::exchange(result.first_trace, std::nullopt);
+      result.other_findings = result.findings;
+    }
   }
-}
+
+ private:
+  const search_request& request_;
+  const run_setup& setup_;
+  trace_quota quota_;
+  std::uint64_t runs_ = 0;
+  scenarios::probe_hits probes_{};
+  std::map<std::uint64_t, std::string> traces_;  // by run index
+};
 
 search_result search_dfs(const search_request& request) {
   const auto start = steady::now();
@@ -354,16 +372,15 @@ search_result search_dfs(const search_request& request) {
   options.stop_at_first_finding = request.stop_at_first_finding;
   const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults,
                         request.checkers};
-  scenarios::probe_hits probes{};
+  exhaustive_runs observed(request, setup);
   const sim::dfs_result dfs = sim::dfs_search(
       [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
         run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
-          const scenarios::probe_hits hits = scenarios::count_probes(w.events());
-          for (std::size_t i = 0; i < hits.size(); ++i) probes[i] += hits[i];
+          observed.observe(w);
           inspect(w);
         });
       },
-      options);
+      options, [&] { return interrupt_signal() != 0; });
   if (dfs.nondeterminism) {
     throw input_error("dfs: the world did not repeat a replayed prefix (decision " +
                       std::to_string(dfs.nondeterminism->decision_index) + ": expected " +
@@ -375,12 +392,8 @@ search_result search_dfs(const search_request& request) {
   result.findings = dfs.findings;
   result.exhausted = dfs.exhausted;
   result.pruned = dfs.pruned;
-  result.probes = probes;
   result.seconds = seconds_since(start);
-  if (dfs.first_finding) {
-    report_first_finding(request, setup, dfs_seed, *dfs.first_finding, dfs.first_finding_decisions,
-                         dfs.first_finding_run, result);
-  }
+  observed.report(dfs.first_finding, dfs.first_finding_run, result);
   return result;
 }
 
@@ -395,27 +408,25 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   options.stop_at_first_finding = request.stop_at_first_finding;
   const run_setup setup{request.spec, request.variant, request.strategy.text(), dpor_seed, faults,
                         request.checkers};
-  scenarios::probe_hits probes{};
-  std::uint64_t runs = 0;
+  exhaustive_runs observed(request, setup);
   auto last_progress = steady::now();
   const sim::dpor_run_fn run_fn = [&](sim::strategy& chooser,
                                       const std::function<void(const sim::world&)>& inspect) {
     run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
-      const scenarios::probe_hits hits = scenarios::count_probes(w.events());
-      for (std::size_t i = 0; i < hits.size(); ++i) probes[i] += hits[i];
+      observed.observe(w);
       inspect(w);
     });
-    ++runs;
     if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
       last_progress = steady::now();
       search_result so_far;
-      so_far.runs = runs;
+      so_far.runs = observed.runs();
       so_far.seconds = seconds_since(start);
       progress(so_far);
     }
   };
   const auto out_of_time = [&] {
-    return request.budget_seconds && seconds_since(start) >= *request.budget_seconds;
+    return interrupt_signal() != 0 ||
+           (request.budget_seconds && seconds_since(start) >= *request.budget_seconds);
   };
   // A search that stops at its first finding raises a deviation bound first (delay
   // bounding: runs that differ from the default run in at most d decisions), d = 0, 1, ...,
@@ -429,7 +440,9 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   for (std::uint32_t stage = 0; stage <= deviation_stages; ++stage) {
     sim::dpor_options staged = options;
     if (stage < deviation_stages) staged.deviation_bound = stage;
-    if (request.max_seed) staged.max_runs = *request.max_seed - std::min(*request.max_seed, runs);
+    if (request.max_seed) {
+      staged.max_runs = *request.max_seed - std::min(*request.max_seed, observed.runs());
+    }
     dpor = sim::dpor_search(run_fn, staged, out_of_time);
     if (dpor.nondeterminism || dpor.first_finding || !dpor.exhausted || staged.max_runs == 0) {
       if (dpor.first_finding) found_within = staged.deviation_bound;
@@ -438,7 +451,7 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
     if (stage < deviation_stages) runs_before += dpor.runs;
   }
   dpor.first_finding_run += runs_before;
-  dpor.runs = runs;
+  dpor.runs = observed.runs();
   if (dpor.nondeterminism) {
     throw input_error("dpor: the world did not repeat a replayed prefix (decision " +
                       std::to_string(dpor.nondeterminism->decision_index) + ": expected " +
@@ -455,23 +468,20 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   result.distinct_outcomes = dpor.terminal_digests.size();
   result.max_faults = request.max_faults;
   result.deviation_bound = found_within;
-  result.probes = probes;
   result.seconds = seconds_since(start);
-  if (dpor.first_finding) {
-    report_first_finding(request, setup, dpor_seed, *dpor.first_finding,
-                         dpor.first_finding_decisions, dpor.first_finding_run, result);
-  }
+  observed.report(dpor.first_finding, dpor.first_finding_run, result);
   return result;
 }
 
 }  // namespace
 
 std::filesystem::path trace_path(const std::filesystem::path& dir, const search_request& request,
-                                 std::uint64_t seed) {
+                                 std::uint64_t seed_or_run) {
   std::string strategy = request.strategy.text();
   std::replace(strategy.begin(), strategy.end(), ':', '-');
-  return dir / (request.spec.name + "." + request.variant_label + "." + strategy + ".seed" +
-                std::to_string(seed) + ".json");
+  return dir / (request.spec.name + "." + request.variant_label + "." + strategy +
+                (request.strategy.exhaustive() ? ".run" : ".seed") + std::to_string(seed_or_run) +
+                ".json");
 }
 
 search_result run_search(const search_request& request, const progress_fn& progress) {

@@ -42,6 +42,8 @@ struct search_request {
   // are counted apart (`found-other`), and stop_at_first_finding waits for this one.
   std::optional<std::string> wanted_invariant = std::nullopt;
   std::uint32_t max_faults = 1;  // dpor: environment faults per run, at most
+  // --catalogue as given (empty: the default one): the reproduce commands repeat it.
+  std::string catalogue;
 };
 
 struct search_result {
@@ -56,7 +58,21 @@ struct search_result {
   std::uint64_t other_findings = 0;
   std::optional<sim::finding> first_other;
   std::optional<std::uint64_t> first_other_seed;
+  // The traces written (--out), lowest seed (dfs, dpor: run) first: the first traces_max
+  // findings', and the first finding's and first other finding's whichever they are.
   std::vector<std::string> trace_files;
+  std::optional<std::string> first_trace;        // the first finding's, when written
+  std::optional<std::string> first_other_trace;  // the first other finding's, when written
+  // random and pct: every counted finding's seed and invariant, in seed order (at most the
+  // first 1000: finding_seeds_truncated), so shards merge into the unsharded counts.
+  struct finding_seed {
+    std::uint64_t seed = 0;
+    std::string invariant;
+  };
+  std::vector<finding_seed> finding_seeds;
+  bool finding_seeds_truncated = false;
+  // Ctrl-C or SIGTERM ended the search before its budget: it reports what ran.
+  bool interrupted = false;
   // dfs and dpor only
   std::optional<bool> exhausted;
   std::uint64_t pruned = 0;
@@ -75,8 +91,10 @@ using progress_fn = std::function<void(const search_result& so_far)>;
 
 search_result run_search(const search_request& request, const progress_fn& progress);
 
-// The file a finding's trace is written to: DIR/<scenario>.<variant>.<strategy>.seed<N>.json.
+// The file a finding's trace is written to: DIR/<scenario>.<variant>.<strategy>.seed<N>.json
+// for random and pct, ...<strategy>.run<N>.json for dfs and dpor (N: the run's index; their
+// runs share one seed).
 std::filesystem::path trace_path(const std::filesystem::path& dir, const search_request& request,
-                                 std::uint64_t seed);
+                                 std::uint64_t seed_or_run);
 
 }  // namespace kvsim::tools

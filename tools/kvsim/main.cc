@@ -1,7 +1,9 @@
 // kvsim: the command-line tool. One subcommand per job: list and run for a first look,
 // explore for CI property runs, replay / shrink / export for a recorded failure, demo for the
 // main job (explore --all), real for the GPU backend.
+#include <filesystem>
 #include <functional>
+#include <new>
 #include <iostream>
 #include <map>
 #include <string>
@@ -81,6 +83,11 @@ int main(int argc, char** argv) {
     std::cerr << "kvsim " << name << ": " << e.what() << " (try 'kvsim " << name << " --help')\n";
   } catch (const kvsim::tools::input_error& e) {
     std::cerr << "kvsim " << name << ": " << e.what() << "\n";
+  } catch (const std::bad_alloc&) {
+    // Inputs are capped far below this (scenarios/SCHEMA.md); the machine itself is short.
+    std::cerr << "kvsim " << name << ": out of memory\n";
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "kvsim " << name << ": file system error: " << e.what() << "\n";
   } catch (const std::exception& e) {
     std::cerr << "kvsim " << name << ": internal error: " << e.what() << "\n";
   }

@@ -24,11 +24,16 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
     if (what == keep::outcome_only || (what == keep::on_finding && !report.found)) return;
     report.events = world.events();
     report.actors = world.actor_names();
-    report.trace = sim::capture_trace(world, scenarios::to_json(setup.spec), setup.variant.name(),
-                                      setup.strategy_name, setup.seed);
-    report.trace.checkers = properties::to_string(setup.checkers);
+    report.trace = trace_of(setup, world);
   });
   return report;
+}
+
+sim::trace trace_of(const run_setup& setup, const sim::world& world) {
+  sim::trace t = sim::capture_trace(world, scenarios::to_json(setup.spec), setup.variant.name(),
+                                    setup.strategy_name, setup.seed);
+  t.checkers = properties::to_string(setup.checkers);
+  return t;
 }
 
 void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect) {

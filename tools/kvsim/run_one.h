@@ -51,6 +51,9 @@ enum class keep : std::uint8_t { everything, on_finding, outcome_only };
 
 run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what = keep::everything);
 
+// The trace of a finished world run under `setup`, as run_once records it.
+sim::trace trace_of(const run_setup& setup, const sim::world& world);
+
 // Runs one world like run_once and hands the finished world to `inspect` (exhaustive search
 // reads its decisions and events) before it is destroyed.
 using inspector = std::function<void(const sim::world&, const sim::run_outcome&)>;

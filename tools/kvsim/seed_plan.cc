@@ -18,4 +18,10 @@ shard_spec parse_shard(const std::string& text) {
   return shard;
 }
 
+std::uint64_t shard_seeds_up_to(shard_spec shard, std::uint64_t seed) {
+  // The shard's seeds are 1 + index, 1 + index + count, ...
+  if (seed < 1 + shard.index) return 0;
+  return (seed - 1 - shard.index) / shard.count + 1;
+}
+
 }  // namespace kvsim::tools

@@ -17,6 +17,10 @@ struct shard_spec {
 // "2/8" -> {2, 8}; usage_error unless 0 <= i < n.
 shard_spec parse_shard(const std::string& text);
 
+// How many of the shard's seeds are <= `seed`: the runs a search of that shard made up to
+// and including `seed` when it ran its seeds in order. Summed over every shard, `seed`.
+std::uint64_t shard_seeds_up_to(shard_spec shard, std::uint64_t seed);
+
 class seed_plan {
  public:
   seed_plan(shard_spec shard, std::uint64_t job, std::uint64_t jobs,

@@ -1,0 +1,25 @@
+#pragma once
+// The files a command writes (--json, --junit, --out, -o, --trace): checked before any work
+// starts, so a typo in a path costs nothing, and written whole or not at all.
+#include <filesystem>
+#include <string>
+
+namespace kvsim::tools {
+
+// "-" names standard output wherever a command takes an output FILE.
+inline bool is_stdout(const std::string& path) { return path == "-"; }
+
+// Throws input_error (one line naming `flag` and the path) unless `path` can be written: "-";
+// or not a directory, in a directory that exists and that we may write to (a regular file
+// there is replaced, a device or pipe written through).
+void check_output_file(const std::string& flag, const std::string& path);
+
+// Creates `dir` (and its parents) and checks we may write in it; input_error otherwise.
+std::filesystem::path prepare_output_dir(const std::string& flag, const std::string& dir);
+
+// Writes `text` to `path`: standard output for "-", else atomically (sim::write_file_atomically:
+// temp file + rename over a regular file, in place for a device or pipe). input_error on
+// failure, naming the file and the system's reason ("No space left on device").
+void write_output(const std::string& path, const std::string& text);
+
+}  // namespace kvsim::tools
