@@ -1,6 +1,7 @@
 #include "sim/sim_transfer_engine.h"
 
 #include "sim/sim_assert.h"
+#include "sim/transfer_id.h"
 
 namespace kvsim::sim {
 namespace {
@@ -9,9 +10,8 @@ constexpr std::uint64_t stall_us = 50;
 // Tag of the data choice "a dead rank's NIC still writes this page (1) or has stopped (0)".
 constexpr std::uint64_t dead_nic_writes_tag = 0xdead1c;
 
-// Transfer ids are unique in a world: the source rank in the high bits.
 transfer_id global_id(core::rank_id rank, core::transfer_handle handle) {
-  return (std::uint64_t{rank} << 32) | handle;
+  return make_transfer_id(rank, handle);
 }
 
 }  // namespace

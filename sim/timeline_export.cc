@@ -9,43 +9,36 @@
 #include <type_traits>
 #include <utility>
 
-#include "sim/one_line.h"
+#include "sim/event_phrase.h"
+#include "sim/page_history.h"
+#include "sim/timeline_clock.h"
 
 namespace kvsim::sim {
 namespace {
 
 using nlohmann::json;
 
-// The synthetic clock, in the format's microseconds: a step is 1000, an event's slot 10. An
-// X slice covers [slot, slot + 4) and its flow points sit at slot + 2, strictly inside, so
+// Within an event's slot on virtual time (sim/timeline_clock.h), in fifths of its width: an
+// X slice covers the first two fifths and its flow points sit one fifth in, inside it, so
 // that Perfetto binds the arrow to that slice and not to the actor's life around it; a
 // request's async end sits after the slot's slice and before the next slot.
-constexpr std::uint64_t step_width = 1000;
-constexpr std::uint64_t slot_width = 10;
-constexpr std::uint64_t slice_width = 4;
-constexpr std::uint64_t flow_offset = 2;
-constexpr std::uint64_t async_end_offset = 6;
+std::uint64_t slice_ns(const timeline_slot& slot) { return slot.width_ns * 2 / 5; }
+std::uint64_t flow_ns(const timeline_slot& slot) { return slot.start_ns + slot.width_ns / 5; }
+std::uint64_t async_end_ns(const timeline_slot& slot) {
+  return slot.start_ns + slot.width_ns * 3 / 5;
+}
+
+// The format's "ts" and "dur" are microseconds: whole ones print as integers, the rest with
+// their nanoseconds as decimals ("5.041").
+json micros(std::uint64_t ns) {
+  if (ns % 1000 == 0) return ns / 1000;
+  return static_cast<double>(ns) / 1000.0;
+}
 // A request's async id reads as its key in decimal: room 42/gen 1 is 42000001.
 constexpr std::uint64_t request_id_scale = 1'000'000;
 
 template <class T, class... Ts>
 constexpr bool is_one_of = (std::is_same_v<T, Ts> || ...);
-
-std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
-  if (actor == no_actor) return "world";
-  if (actor < actors.size()) return one_line(to_string(actors[actor]));
-  return "actor#" + std::to_string(actor);
-}
-
-// describe()'s line without its "step S t=Tus ACTOR " prefix: the text log and the JSON say
-// what happened in exactly the words of the trace files.
-std::string what_text(const sim_event& e, const std::vector<actor_name>& actors) {
-  std::string line = describe(e, actors);
-  const std::string prefix = "step " + std::to_string(e.step) + " t=" + std::to_string(e.time_us) +
-                             "us " + actor_text(e.actor, actors) + " ";
-  if (line.starts_with(prefix)) line.erase(0, prefix.size());
-  return line;
-}
 
 // The n-th space-separated word of `text` (empty when there are fewer).
 std::string word(std::string_view text, std::size_t n) {
@@ -179,19 +172,6 @@ const char* category_of(const sim_event_body& body) {
       body);
 }
 
-// Strictly increasing per event; step * step_width while a step has room for its events.
-std::vector<std::uint64_t> timestamps(const std::vector<sim_event>& events) {
-  std::vector<std::uint64_t> ts(events.size());
-  std::uint64_t place_in_step = 0;
-  for (std::size_t i = 0; i < events.size(); ++i) {
-    const bool same_step = i > 0 && events[i].step == events[i - 1].step;
-    place_in_step = same_step ? place_in_step + 1 : 0;
-    ts[i] = events[i].step * step_width + place_in_step * slot_width;
-    if (i > 0) ts[i] = std::max(ts[i], ts[i - 1] + slot_width);  // a crowded step spills over
-  }
-  return ts;
-}
-
 struct flow_point {
   std::uint64_t id = 0;
   const char* kind = "message";  // name and cat both: Perfetto matches (id, cat, name)
@@ -206,32 +186,48 @@ struct thread_place {
 class trace_builder {
  public:
   trace_builder(const std::vector<sim_event>& events, const std::vector<actor_name>& actors,
-                const std::optional<finding>& found)
-      : events_(events), actors_(actors), found_(found), ts_(timestamps(events)) {
+                const std::optional<finding>& found, const timeline_run& run)
+      : events_(events), actors_(actors), found_(found), run_(run) {
     number_places();
     scan_requests();
     scan_flows();
-    if (found_) evidence_.insert(found_->evidence.begin(), found_->evidence.end());
+    if (found_) {
+      evidence_.insert(found_->evidence.begin(), found_->evidence.end());
+      scan_pages();
+    }
+    // After the log: a slot per message never delivered (its arrow ends there), then one
+    // where everything still open closes and the finding stands.
+    clock_ = place_on_virtual_time(events_, undelivered_.size() + 1);
   }
 
   json build() {
     for (std::size_t i = 0; i < events_.size(); ++i) add_event(i);
-    const std::uint64_t end_ts = events_.empty() ? 0 : ts_.back() + slot_width;
+    for (std::size_t k = 0; k < undelivered_.size(); ++k) {
+      add_undelivered(undelivered_[k], clock_.trailing[k]);
+    }
+    const std::uint64_t end_ns = clock_.trailing.back().start_ns;
     // Close what the log left open (a finding or a cut-short log), in tid order.
     for (const auto& [tid, open] : open_lives_) {
-      json end = event("E", open.second, open.first, end_ts);
+      json end = event("E", open.second, open.first, end_ns);
       end["cat"] = "actor";
       end["args"] = {{"closed_at_end_of_log", true}};
       body_.push_back(std::move(end));
     }
     open_lives_.clear();
-    if (found_) add_finding(end_ts);
+    for (const auto& [track, owner] : page_owners_) {
+      json end = event("E", owner, page_place(track), end_ns);
+      end["cat"] = "page";
+      end["args"] = {{"closed_at_end_of_log", true}};
+      body_.push_back(std::move(end));
+    }
+    page_owners_.clear();
+    if (found_) add_finding(end_ns);
 
     json trace_events = metadata();
     for (json& e : body_) trace_events.push_back(std::move(e));
     return json{{"traceEvents", std::move(trace_events)},
-                // One step is 1000 ts units; shown in milliseconds, the axis counts steps.
-                {"displayTimeUnit", "ms"}};
+                {"displayTimeUnit", "ms"},
+                {"otherData", other_data()}};
   }
 
  private:
@@ -244,6 +240,10 @@ class trace_builder {
     for (const sim_event& e : events_) {
       if (e.actor != no_actor) top_actor = std::max<std::uint64_t>(top_actor, e.actor);
       if (const auto rank = rank_of(e.body)) top_rank = std::max(top_rank, *rank);
+      // A message never delivered ends its arrow on its destination's world thread.
+      if (const auto* sent = std::get_if<message_sent>(&e.body)) {
+        top_rank = std::max(top_rank, sent->to);
+      }
     }
     synthetic_tid_ = top_actor + 2;
     top_rank_ = top_rank;
@@ -251,9 +251,15 @@ class trace_builder {
   std::uint64_t rank_pid(core::rank_id rank) const { return std::uint64_t{rank} + 1; }
   std::uint64_t requests_pid() const { return std::uint64_t{top_rank_} + 2; }
   std::uint64_t world_pid() const { return std::uint64_t{top_rank_} + 3; }
+  std::uint64_t pages_pid() const { return std::uint64_t{top_rank_} + 4; }
   std::uint64_t rank_world_tid(core::rank_id rank) const { return synthetic_tid_ + rank; }
   std::uint64_t world_tid() const { return synthetic_tid_ + top_rank_ + 1; }
   std::uint64_t requests_tid() const { return synthetic_tid_ + top_rank_ + 2; }
+  // The finding's pages, one track each (a thread of the "pages" process).
+  thread_place page_place(std::size_t track) {
+    return use(pages_pid(), "pages of the finding", requests_tid() + 1 + track,
+               to_string(pages_[track]));
+  }
 
   thread_place use(std::uint64_t pid, std::string process, std::uint64_t tid, std::string thread) {
     processes_.try_emplace(pid, valid_utf8(std::move(process)));
@@ -336,8 +342,9 @@ class trace_builder {
           delivered_any = true;
         }
       }
-      if (!delivered_any) {
-        flows_out_[send].push_back({next_id++, "message", message});
+      if (!delivered_any) {  // the arrow ends at the end of the run, "never delivered"
+        flows_out_[send].push_back({next_id, "message", message});
+        undelivered_.push_back({send, next_id++});
         unanswered_.insert(send);
       }
     }
@@ -363,9 +370,10 @@ class trace_builder {
     }
   }
 
+  // `ns`: virtual time in nanoseconds, written as the format's microseconds.
   static json event(const char* phase, const std::string& name, thread_place at,
-                    std::uint64_t ts) {
-    return json{{"name", name}, {"ph", phase}, {"pid", at.pid}, {"tid", at.tid}, {"ts", ts}};
+                    std::uint64_t ns) {
+    return json{{"name", name}, {"ph", phase}, {"pid", at.pid}, {"tid", at.tid}, {"ts", micros(ns)}};
   }
 
   json args_of(std::size_t i) const {
@@ -406,6 +414,7 @@ class trace_builder {
 
   void add_event(std::size_t i) {
     const sim_event& e = events_[i];
+    const timeline_slot& slot = clock_.events[i];
     const thread_place at = place_of(e);
     const auto key = request_of(e.body);
     if (key && requests_.at(*key).first == i) add_request(*key, i, true);
@@ -419,34 +428,35 @@ class trace_builder {
     const bool sliced = is_sliced(e.body);
     if (starts_life) {
       const std::string name = threads_.at(at.tid).second;
-      json begin = event("B", name, at, ts_[i]);
+      json begin = event("B", name, at, slot.start_ns);
       begin["cat"] = category;
       begin["args"] = args_of(i);
       body_.push_back(std::move(begin));
       open_lives_.emplace(at.tid, std::make_pair(at, name));
     } else if (ends_life) {
-      json end = event("E", open_lives_.at(at.tid).second, at, ts_[i]);
+      json end = event("E", open_lives_.at(at.tid).second, at, slot.start_ns);
       end["cat"] = category;
       end["args"] = args_of(i);
       body_.push_back(std::move(end));
       open_lives_.erase(at.tid);
     } else if (sliced) {
-      json slice = event("X", valid_utf8(slice_name(i, what)), at, ts_[i]);
+      json slice = event("X", valid_utf8(slice_name(i, what)), at, slot.start_ns);
       slice["cat"] = category;
-      slice["dur"] = slice_width;
+      slice["dur"] = micros(slice_ns(slot));
       slice["args"] = args_of(i);
       // A send nobody received, an entry never left: what a deadlock or a drop looks like.
       if (unanswered_.contains(i)) slice["args"]["unanswered"] = true;
       body_.push_back(std::move(slice));
-      for (const flow_point& flow : flows_out_[i]) add_flow("s", flow, at, ts_[i]);
-      for (const flow_point& flow : flows_in_[i]) add_flow("f", flow, at, ts_[i]);
     } else {
-      json instant = event("i", valid_utf8(kind_of(what)), at, ts_[i]);
+      json instant = event("i", valid_utf8(kind_of(what)), at, slot.start_ns);
       instant["cat"] = category;
       instant["s"] = "t";
       instant["args"] = args_of(i);
       body_.push_back(std::move(instant));
     }
+    add_page_moments(i);
+    for (const flow_point& flow : flows_out_[i]) add_flow("s", flow, at, flow_ns(slot));
+    for (const flow_point& flow : flows_in_[i]) add_flow("f", flow, at, flow_ns(slot));
 
     if (key && requests_.at(*key).second == i) add_request(*key, i, false);
   }
@@ -458,8 +468,8 @@ class trace_builder {
            std::holds_alternative<collective_left>(body);
   }
 
-  void add_flow(const char* phase, const flow_point& flow, thread_place at, std::uint64_t ts) {
-    json point = event(phase, flow.kind, at, ts + flow_offset);
+  void add_flow(const char* phase, const flow_point& flow, thread_place at, std::uint64_t ns) {
+    json point = event(phase, flow.kind, at, ns);
     point["cat"] = flow.kind;
     point["id"] = flow.id;
     if (phase[0] == 'f') point["bp"] = "e";  // bind to the delivery's (the exit's) own slice
@@ -467,10 +477,35 @@ class trace_builder {
     body_.push_back(std::move(point));
   }
 
+  // A message nobody received: its arrow ends on a slice of its own after the log, on the
+  // destination's world thread, marked never completed (no arrow is left dangling).
+  void add_undelivered(const std::pair<std::size_t, std::uint64_t>& undelivered,
+                       const timeline_slot& slot) {
+    const auto [send, id] = undelivered;
+    const auto& sent = std::get<message_sent>(events_[send].body);
+    const thread_place at =
+        use(rank_pid(sent.to), "rank " + std::to_string(sent.to), rank_world_tid(sent.to),
+            "r" + std::to_string(sent.to) + ".world");
+    const std::string kind = field(what_text(events_[send], actors_), "kind");
+    json slice = event("X", valid_utf8("never delivered: " + kind + " from rank " +
+                                       std::to_string(sent.from)),
+                       at, slot.start_ns);
+    slice["cat"] = "message";
+    slice["dur"] = micros(slice_ns(slot));
+    slice["args"] = {{"never_completed", true},
+                     {"message", sent.message},
+                     {"sent_at_event", send},
+                     {"sent_at_step", events_[send].step},
+                     {"text", "the run ended before this message was delivered"}};
+    body_.push_back(std::move(slice));
+    add_flow("f", {id, "message", sent.message}, at, flow_ns(slot));
+  }
+
   void add_request(const core::room_key& key, std::size_t i, bool begin) {
     const thread_place at = use(requests_pid(), "requests", requests_tid(), "requests");
+    const timeline_slot& slot = clock_.events[i];
     json slice = event(begin ? "b" : "e", core::to_string(key), at,
-                       begin ? ts_[i] : ts_[i] + async_end_offset);
+                       begin ? slot.start_ns : async_end_ns(slot));
     slice["cat"] = "request";
     slice["id"] = request_ids_.at(key);
     slice["args"] = {{begin ? "first_event" : "last_event", i},
@@ -481,18 +516,88 @@ class trace_builder {
     body_.push_back(std::move(slice));
   }
 
-  void add_finding(std::uint64_t ts) {
+  // The finding's pages and what happened to each, by event.
+  void scan_pages() {
+    pages_ = finding_pages(events_, *found_);
+    for (std::size_t track = 0; track < pages_.size(); ++track) {
+      for (page_moment& m : page_history(events_, pages_[track])) {
+        moments_[m.event].emplace_back(track, std::move(m));
+      }
+    }
+  }
+
+  // A page's track: a slice per owner, from allocation to free, and an instant for every
+  // moment of its history (leased, written, read, freed while a transfer was in flight).
+  void add_page_moments(std::size_t i) {
+    const auto it = moments_.find(i);
+    if (it == moments_.end()) return;
+    const std::uint64_t ns = clock_.events[i].start_ns;
+    for (const auto& [track, m] : it->second) {
+      const thread_place at = page_place(track);
+      const bool changes_owner = m.change != ownership_change::none;
+      if (const auto open = page_owners_.find(track); changes_owner && open != page_owners_.end()) {
+        json end = event("E", open->second, at, ns);
+        end["cat"] = "page";
+        end["args"] = args_of(i);
+        body_.push_back(std::move(end));
+        page_owners_.erase(open);
+      }
+      if (m.change == ownership_change::acquired && m.owner) {
+        const std::string owner = core::to_string(*m.owner);
+        json begin = event("B", owner, at, ns);
+        begin["cat"] = "page";
+        begin["args"] = args_of(i);
+        body_.push_back(std::move(begin));
+        page_owners_.emplace(track, owner);
+      }
+      json instant = event("i", valid_utf8(m.what), at, ns);
+      instant["cat"] = "page";
+      instant["s"] = "t";
+      instant["args"] = args_of(i);
+      instant["args"]["page"] = to_string(pages_[track]);
+      body_.push_back(std::move(instant));
+    }
+  }
+
+  void add_finding(std::uint64_t ns) {
     const thread_place at = use(world_pid(), "world", world_tid(), "world");
     json details = json::array();
     for (const std::string& line : found_->details) details.push_back(valid_utf8(line));
-    json instant = event("i", valid_utf8("finding " + found_->invariant), at, ts);
+    json pages = json::array();
+    for (const page_ref& page : pages_) pages.push_back(to_string(page));
+    json instant = event("i", valid_utf8("finding " + found_->invariant), at, ns);
     instant["cat"] = "finding";
     instant["s"] = "g";
     instant["args"] = {{"invariant", valid_utf8(found_->invariant)},
                        {"message", valid_utf8(found_->message)},
                        {"evidence", found_->evidence},
-                       {"details", std::move(details)}};
+                       {"details", std::move(details)},
+                       {"pages", std::move(pages)}};
     body_.push_back(std::move(instant));
+  }
+
+  // What the run was and how to read the axis (the format's "otherData").
+  json other_data() const {
+    json out{{"kvsim_timeline", 2},
+             {"ts_unit", "virtual time in microseconds"},
+             {"tie_break",
+              "events of one virtual microsecond are spread over it in step order, 1000/n ns "
+              "apart for n events (args.step and args.time_us give the exact step and time)"},
+             {"never_completed",
+              "an arrow whose message was never delivered ends on a 'never delivered' slice "
+              "after the run's last event"}};
+    if (!run_.scenario.empty()) {
+      out["scenario"] = valid_utf8(run_.scenario);
+      out["variant"] = valid_utf8(run_.variant);
+      out["strategy"] = valid_utf8(run_.strategy);
+      out["checkers"] = valid_utf8(run_.checkers);
+      out["seed"] = run_.seed;
+      out["faults"] = valid_utf8(run_.faults);
+      out["decisions"] = run_.decisions;
+      out["steps"] = run_.steps;
+    }
+    out["finding"] = found_ ? json(valid_utf8(found_->message)) : json(nullptr);
+    return out;
   }
 
   // Names first: a process per pid (named on one of its own threads: tid 0 would make
@@ -522,7 +627,8 @@ class trace_builder {
   const std::vector<sim_event>& events_;
   const std::vector<actor_name>& actors_;
   const std::optional<finding>& found_;
-  std::vector<std::uint64_t> ts_;
+  const timeline_run& run_;
+  timeline_clock clock_;
   std::uint64_t synthetic_tid_ = 0;
   core::rank_id top_rank_ = 0;
 
@@ -532,8 +638,13 @@ class trace_builder {
   std::map<std::pair<group_id, std::uint64_t>, collective_op> collective_ops_;
   std::vector<std::vector<flow_point>> flows_out_;
   std::vector<std::vector<flow_point>> flows_in_;
+  std::vector<std::pair<std::size_t, std::uint64_t>> undelivered_;  // send event, flow id
   std::set<std::size_t> evidence_;
   std::set<std::size_t> unanswered_;  // sends never delivered, collective entries never left
+
+  std::vector<page_ref> pages_;  // the finding's, one track each
+  std::map<std::size_t, std::vector<std::pair<std::size_t, page_moment>>> moments_;  // by event
+  std::map<std::size_t, std::string> page_owners_;  // open owner slice by track
 
   std::map<std::uint64_t, std::string> processes_;                       // by pid
   std::map<std::uint64_t, std::pair<std::uint64_t, std::string>> threads_;  // tid: pid, name
@@ -544,30 +655,8 @@ class trace_builder {
 }  // namespace
 
 json chrome_trace(const std::vector<sim_event>& events, const std::vector<actor_name>& actors,
-                  const std::optional<finding>& found) {
-  return trace_builder(events, actors, found).build();
-}
-
-std::string text_log(const std::vector<sim_event>& events, const std::vector<actor_name>& actors) {
-  std::string out;
-  for (std::size_t i = 0; i < events.size();) {
-    const sim_event& first = events[i];
-    out += "step " + std::to_string(first.step) + " t=" + std::to_string(first.time_us) + "us " +
-           actor_text(first.actor, actors) + ":";
-    std::size_t j = i;
-    for (; j < events.size() && events[j].step == first.step; ++j) {
-      out += j == i ? " " : "; ";
-      // The teardown unwinds every actor in the last step: each event says whose it is.
-      if (events[j].actor != first.actor) out += actor_text(events[j].actor, actors) + " ";
-      if (events[j].time_us != first.time_us) {
-        out += "t=" + std::to_string(events[j].time_us) + "us ";
-      }
-      out += what_text(events[j], actors);
-    }
-    out += '\n';
-    i = j;
-  }
-  return out;
+                  const std::optional<finding>& found, const timeline_run& run) {
+  return trace_builder(events, actors, found, run).build();
 }
 
 }  // namespace kvsim::sim

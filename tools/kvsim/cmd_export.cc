@@ -1,6 +1,6 @@
 // kvsim export FILE --format perfetto|text -o OUT: a trace as a timeline. The trace's
 // decisions are replayed strictly to regenerate the typed events, which sim/timeline_export
-// turns into Chrome trace-event JSON (Perfetto, chrome://tracing) or a one-line-per-step log.
+// turns into Chrome trace-event JSON (Perfetto, chrome://tracing) or a text timeline.
 #include "sim/timeline_export.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
@@ -14,10 +14,21 @@ namespace {
 constexpr const char* help =
     "usage: kvsim export FILE --format perfetto|text -o OUT\n"
     "  perfetto  Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing):\n"
-    "            a process per rank, a thread per actor, an async slice per request, flow\n"
-    "            arrows for messages and collectives, the finding as a global marker\n"
-    "  text      one line per schedule step: step, virtual time, actor, what happened\n"
+    "            ts is virtual time in microseconds; a process per rank, a thread per\n"
+    "            actor, an async slice per request, flow arrows for messages and\n"
+    "            collectives, a track per page of the finding, the finding as a marker\n"
+    "  text      a header (run, faults, finding), one line per event (step, virtual\n"
+    "            time, actor, what happened), then the finding, its evidence and the\n"
+    "            history of every page it involves (docs/timelines.md)\n"
     "  The file is written atomically. exit: 0 written, 2 bad input\n";
+
+// The trace's own header fields, which the timelines repeat at their top.
+sim::timeline_run timeline_of(const loaded_trace& loaded, const run_report& report) {
+  const sim::trace& t = loaded.trace;
+  return {loaded.spec.name, t.variant,           t.strategy,
+          t.checkers,       t.seed,              t.faults.describe(),
+          t.decisions.size(), report.outcome.steps};
+}
 
 }  // namespace
 
