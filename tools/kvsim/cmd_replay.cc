@@ -11,23 +11,22 @@ namespace kvsim::tools {
 namespace {
 
 constexpr const char* help =
-    "usage: kvsim replay FILE [--strict | --lenient] [--json]\n"
+    "usage: kvsim replay FILE [--strict | --lenient] [--variant V] [--json]\n"
     "  Re-runs a trace: same scenario, variant, seed and fault profile, its decisions.\n"
     "  --strict   (default) every decision must fit the recording; the first that does not\n"
     "             is reported (index, expected, actual)\n"
     "  --lenient  replay the prefix that fits, then continue with a random walk from the\n"
     "             trace's seed\n"
+    "  --variant  run another core variant than the recorded one (safe or B1..B12,\n"
+    "             H1..H3): a historical bug's trace replayed on the fixed core, as\n"
+    "             kvsim check does\n"
     "  exit: 0 the run came out as recorded (same finding, or none), 1 it did not, 2 bad input\n";
-
-bool same_finding(const std::optional<sim::finding>& a, const std::optional<sim::finding>& b) {
-  if (a.has_value() != b.has_value()) return false;
-  return !a || (a->invariant == b->invariant && a->message == b->message);
-}
 
 }  // namespace
 
 int cmd_replay(const arguments& args, std::ostream& out) {
-  const cli_args flags(args, {{"--help"}, {"--strict"}, {"--lenient"}, {"--json"}}, 1);
+  const cli_args flags(
+      args, {{"--help"}, {"--strict"}, {"--lenient"}, {"--json"}, {"--variant", true}}, 1);
   if (flags.has("--help")) {
     out << help;
     return 0;
@@ -37,11 +36,14 @@ int cmd_replay(const arguments& args, std::ostream& out) {
     throw usage_error("give at most one of --strict and --lenient");
   }
   const bool lenient = flags.has("--lenient");
+  const std::optional<core::variant> core_variant =
+      flags.has("--variant") ? std::optional(parse_variant(*flags.value("--variant")))
+                             : std::nullopt;
   const loaded_trace loaded = load_trace_file(flags.positionals().front());
   sim::replay chooser(loaded.trace.decisions,
                       lenient ? sim::replay_mode::lenient : sim::replay_mode::strict,
                       lenient ? std::make_unique<sim::random_walk>(loaded.trace.seed) : nullptr);
-  const run_setup setup = loaded.setup(lenient ? "replay-lenient" : "replay");
+  const run_setup setup = loaded.setup(lenient ? "replay-lenient" : "replay", core_variant);
   const run_report report = run_once(setup, chooser);
   const bool diverged = report.diverged.has_value();
   const bool matched = !diverged && same_finding(report.found, loaded.trace.found) &&
@@ -62,7 +64,8 @@ int cmd_replay(const arguments& args, std::ostream& out) {
     return matched ? 0 : 1;
   }
   out << (lenient ? "lenient" : "strict") << " replay of " << loaded.spec.name << " ["
-      << loaded.trace.variant << ", " << loaded.trace.strategy << ", seed " << loaded.trace.seed
+      << loaded.trace.variant << (core_variant ? " run as " + core_variant->name() : std::string())
+      << ", " << loaded.trace.strategy << ", seed " << loaded.trace.seed
       << "]: " << chooser.replayed() << " of " << loaded.trace.decisions.size()
       << " recorded decisions replayed, " << report.outcome.steps << " steps\n";
   if (report.diverged) {

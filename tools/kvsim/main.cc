@@ -28,6 +28,7 @@ constexpr const char* usage =
     "  shrink    minimise a failing trace (fewer faults, preemptions, decisions)\n"
     "  export    a trace as a Perfetto/Chrome timeline or a text log\n"
     "  demo      the main job: explore --all with a one-minute budget\n"
+    "  check     replay a corpus of traces as regression tests (fixed bugs stay fixed)\n"
     "  check-declarations  the debug check of what steps declare (dpor's independence)\n"
     "  real      a scripted scenario on the GPU backend\n"
     "  --help    this text;  --version  the version\n"
@@ -56,6 +57,7 @@ int main(int argc, char** argv) {
       {"shrink", kvsim::tools::cmd_shrink},   {"export", kvsim::tools::cmd_export},
       {"demo", kvsim::tools::cmd_demo},
       {"check-declarations", kvsim::tools::cmd_check_declarations},
+      {"check", kvsim::tools::cmd_check},
       {"real", run_real},
   };
   if (argc < 2) {

@@ -6,9 +6,11 @@
 
 namespace kvsim::tools {
 
-run_setup loaded_trace::setup(std::string strategy_name) const {
+run_setup loaded_trace::setup(std::string strategy_name,
+                              std::optional<core::variant> core_variant) const {
   // The loader accepts only the three family names, so the lookup cannot fail here.
-  return run_setup{spec, variant, std::move(strategy_name), trace.seed, trace.faults,
+  return run_setup{spec, core_variant.value_or(variant), std::move(strategy_name), trace.seed,
+                   trace.faults,
                    properties::checker_family_from_string(trace.checkers).value_or(
                        properties::checker_family::all)};
 }
@@ -33,9 +35,14 @@ loaded_trace load_trace_file(const std::filesystem::path& path) {
   return loaded;
 }
 
-run_report replay_strictly(const loaded_trace& loaded) {
+run_report replay_strictly(const loaded_trace& loaded, std::optional<core::variant> core_variant) {
   sim::replay chooser(loaded.trace.decisions, sim::replay_mode::strict);
-  return run_once(loaded.setup(loaded.trace.strategy), chooser);
+  return run_once(loaded.setup(loaded.trace.strategy, core_variant), chooser);
+}
+
+bool same_finding(const std::optional<sim::finding>& a, const std::optional<sim::finding>& b) {
+  if (a.has_value() != b.has_value()) return false;
+  return !a || (a->invariant == b->invariant && a->message == b->message);
 }
 
 }  // namespace kvsim::tools

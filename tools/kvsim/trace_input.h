@@ -3,6 +3,7 @@
 // (parsed with the catalogue's rules) and its core variant. Every problem is an input_error
 // with one line naming the file.
 #include <filesystem>
+#include <optional>
 
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
@@ -16,13 +17,21 @@ struct loaded_trace {
   scenarios::scenario_spec spec;
   core::variant variant;
 
-  // The setup that reruns it: same scenario, variant, seed and fault profile.
-  run_setup setup(std::string strategy_name) const;
+  // The setup that reruns it: same scenario, seed and fault profile, and the recorded variant
+  // unless `core_variant` names another (kvsim check replays a historical bug's trace on the
+  // fixed core).
+  run_setup setup(std::string strategy_name,
+                  std::optional<core::variant> core_variant = std::nullopt) const;
 };
 
 loaded_trace load_trace_file(const std::filesystem::path& path);
 
-// Runs the trace's decisions again, strictly (a divergence is reported, not hidden).
-run_report replay_strictly(const loaded_trace& loaded);
+// Runs the trace's decisions again, strictly (a divergence is reported, not hidden), on the
+// recorded variant or on `core_variant`.
+run_report replay_strictly(const loaded_trace& loaded,
+                           std::optional<core::variant> core_variant = std::nullopt);
+
+// Whether two runs ended alike: both without a finding, or with the same invariant and message.
+bool same_finding(const std::optional<sim::finding>& a, const std::optional<sim::finding>& b);
 
 }  // namespace kvsim::tools
