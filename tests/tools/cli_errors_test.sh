@@ -55,6 +55,9 @@ expect_usage_error explore --scenario page42 --strategy dpor --max-faults 17
 expect_usage_error explore --scenario page42 --max-faults 1
 expect_usage_error explore --scenario page42 --strategy dpor:
 expect_usage_error run --scenario page42 --strategy dpor
+expect_usage_error merge
+expect_usage_error merge "$work/garbage.json"
+expect_usage_error merge "$work/missing.json"
 expect_usage_error check-declarations
 expect_usage_error check-declarations --scenario no_such_scenario
 expect_usage_error check-declarations --all --runs x

@@ -18,6 +18,7 @@ int cmd_shrink(const arguments& args, std::ostream& out);
 int cmd_export(const arguments& args, std::ostream& out);
 int cmd_demo(const arguments& args, std::ostream& out);
 int cmd_check_declarations(const arguments& args, std::ostream& out);
+int cmd_merge(const arguments& args, std::ostream& out);
 int cmd_check(const arguments& args, std::ostream& out);
 
 }  // namespace kvsim::tools

@@ -41,7 +41,9 @@ std::string result_text(const explore_row& row) {
 // bug: a red row stops at its first finding, so its probes say little).
 std::string probes_text(const explore_row& row) {
   const auto& declared = row.request.spec.expect_probes;
-  if (declared.empty() || row.expected == expectation::found) return "-";
+  if (declared.empty() || row.expected == expectation::found || row.stopped_at_first_finding()) {
+    return "-";
+  }
   return std::to_string(declared.size() - row.unexercised_probes().size()) + "/" +
          std::to_string(declared.size());
 }
@@ -113,7 +115,7 @@ const char* to_string(expectation e) { return e == expectation::found ? "found" 
 
 std::vector<std::string> explore_row::unexercised_probes() const {
   std::vector<std::string> missed;
-  if (expected == expectation::found) return missed;
+  if (expected == expectation::found || stopped_at_first_finding()) return missed;
   for (const std::string& name : request.spec.expect_probes) {
     const auto p = scenarios::probe_from_string(name);
     if (!p || result.probes[static_cast<std::size_t>(*p)] == 0) missed.push_back(name);
@@ -199,6 +201,7 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
                                                      : nlohmann::json(nullptr);
     j["shard"] = std::to_string(row.request.shard.index) + "/" + std::to_string(row.request.shard.count);
     j["interrupted"] = r.interrupted;
+    j["stopped_at_first_finding"] = row.stopped_at_first_finding();
     if (!row.request.strategy.exhaustive()) {
       nlohmann::json seeds = nlohmann::json::array();
       for (const auto& f : r.finding_seeds) seeds.push_back({{"seed", f.seed}, {"invariant", f.invariant}});
@@ -222,7 +225,7 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
     for (std::size_t i = 0; i < scenarios::probe_count; ++i) {
       probes[scenarios::to_string(static_cast<scenarios::probe>(i))] = r.probes[i];
     }
-    j["probes"] = std::move(probes);
+    j["probes"] = row.stopped_at_first_finding() ? nlohmann::json(nullptr) : std::move(probes);
     j["expect_probes"] = row.request.spec.expect_probes;
     j["unexercised_probes"] = row.unexercised_probes();
     if (r.exhausted) {

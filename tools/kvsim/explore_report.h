@@ -27,8 +27,15 @@ struct explore_row {
     if (expected == expectation::found) return result.first.has_value();
     return result.findings == 0 && unexercised_probes().empty();
   }
-  // The declared probes (expect_probes) of a clean row that no run hit.
+  // The declared probes (expect_probes) of a clean row that no run hit (none for a row
+  // stopped at its first finding: it reports no probes).
   std::vector<std::string> unexercised_probes() const;
+  // A search that stops at its first finding and found it: it counted the seeds up to that
+  // finding only, and reports no probe hits ("probes": null, "-"): sharded, the seeds up to
+  // it ran in several shards, each past it, and a merge (kvsim merge) could not recount them.
+  bool stopped_at_first_finding() const {
+    return request.stop_at_first_finding && result.first.has_value();
+  }
 };
 
 const char* to_string(expectation e);

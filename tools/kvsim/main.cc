@@ -28,6 +28,7 @@ constexpr const char* usage =
     "  shrink    minimise a failing trace (fewer faults, preemptions, decisions)\n"
     "  export    a trace as a Perfetto/Chrome timeline or a text log\n"
     "  demo      the main job: explore --all with a one-minute budget\n"
+    "  merge     the --json files of explore's shards, as the unsharded search's report\n"
     "  check     replay a corpus of traces as regression tests (fixed bugs stay fixed)\n"
     "  check-declarations  the debug check of what steps declare (dpor's independence)\n"
     "  real      a scripted scenario on the GPU backend\n"
@@ -55,7 +56,7 @@ int main(int argc, char** argv) {
       {"list", kvsim::tools::cmd_list},       {"run", kvsim::tools::cmd_run},
       {"explore", kvsim::tools::cmd_explore}, {"replay", kvsim::tools::cmd_replay},
       {"shrink", kvsim::tools::cmd_shrink},   {"export", kvsim::tools::cmd_export},
-      {"demo", kvsim::tools::cmd_demo},
+      {"demo", kvsim::tools::cmd_demo},          {"merge", kvsim::tools::cmd_merge},
       {"check-declarations", kvsim::tools::cmd_check_declarations},
       {"check", kvsim::tools::cmd_check},
       {"real", run_real},

@@ -1,0 +1,110 @@
+// kvsim merge [--json FILE] [--junit FILE] SHARD.json...: the --json rows of the shards of one
+// `kvsim explore --shard I/N`, combined into the table, JSON and JUnit of the unsharded search
+// (tools/kvsim/shard_merge.h says how).
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <system_error>
+
+#include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/commands.h"
+#include "tools/kvsim/explore_rows_json.h"
+#include "tools/kvsim/output_file.h"
+#include "tools/kvsim/shard_merge.h"
+
+namespace kvsim::tools {
+namespace {
+
+constexpr const char* help =
+    "usage: kvsim merge [--json FILE] [--junit FILE] SHARD.json...\n"
+    "  Combines what the shards of one search wrote (kvsim explore --shard I/N --json\n"
+    "  SHARD.json, I = 0..N-1, the same other flags) into the table, JSON rows and JUnit\n"
+    "  XML the unsharded search reports, in explore's formats: runs, findings and probe\n"
+    "  hits summed; the first finding the lowest seed's, with its trace and reproduce\n"
+    "  commands; a search that stops at its first finding counted up to the lowest one\n"
+    "  (each shard's seeds up to it, the findings of those seeds); finding_seeds merged;\n"
+    "  traces: the 10 lowest seeds' and the first findings'. Times are the shards' sums.\n"
+    "  Traces stay where the shards wrote them: the merged rows name those paths.\n"
+    "  --json      write the merged rows as a JSON array to FILE\n"
+    "  --junit     write JUnit XML to FILE; - is standard output (the table then goes to\n"
+    "              standard error)\n"
+    "  Every shard must be given once, all of one N, with the same rows (scenario,\n"
+    "  variant, strategy, checkers); dfs and dpor rows do not shard. Otherwise: one error\n"
+    "  line, exit 2, nothing written.\n"
+    "  exit: 0 every expectation held, 1 one did not, or a shard was interrupted (the\n"
+    "  merged rows say interrupted: what ran is merged, but an incomplete search is no\n"
+    "  verdict); 2 bad input\n";
+
+// A library's message on one line: nothing it quotes from a file may break the line.
+std::string one_line(std::string text) {
+  std::replace_if(
+      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
+  return text;
+}
+
+shard_rows read_shard(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    throw input_error(path + ": is a directory, not an explore --json file");
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    throw input_error(path + ": cannot read (" + std::generic_category().message(errno) + ")");
+  std::ostringstream text;
+  text << in.rdbuf();
+  nlohmann::json rows;
+  try {
+    rows = nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::exception& e) {
+    throw input_error(path + ": not JSON (" + one_line(e.what()) + ")");
+  }
+  return {path, rows_from_json(rows, path)};
+}
+
+}  // namespace
+
+int cmd_merge(const arguments& args, std::ostream& out) {
+  const cli_args flags(args, {{"--help"}, {"--json", true}, {"--junit", true}}, SIZE_MAX);
+  if (flags.has("--help")) {
+    out << help;
+    return 0;
+  }
+  if (flags.positionals().empty()) {
+    throw usage_error("expected the shards' files (kvsim explore --shard I/N --json FILE)");
+  }
+  const auto json_file = flags.value("--json");
+  const auto junit_file = flags.value("--junit");
+  if (json_file) check_output_file("--json", *json_file);
+  if (junit_file) check_output_file("--junit", *junit_file);
+  if (json_file && junit_file && is_stdout(*json_file) && is_stdout(*junit_file)) {
+    throw usage_error("--json and --junit cannot both be - (standard output)");
+  }
+  std::vector<shard_rows> shards;
+  for (const std::string& path : flags.positionals()) shards.push_back(read_shard(path));
+  const std::vector<explore_row> rows = merge_shards(shards);
+  // Every input is read and checked: only now is anything written.
+  const std::string json_text = rows_json(rows).dump(2) + "\n";
+  const std::string junit_text = junit_xml(rows, shard_spec{});
+
+  std::ostream& table =
+      (json_file && is_stdout(*json_file)) || (junit_file && is_stdout(*junit_file)) ? std::cerr
+                                                                                     : out;
+  print_table(table, rows);
+  const auto unmet =
+      std::count_if(rows.begin(), rows.end(), [](const explore_row& r) { return !r.met(); });
+  const auto cut_short = std::count_if(rows.begin(), rows.end(),
+                                       [](const explore_row& r) { return r.result.interrupted; });
+  table << (cut_short > 0 ? std::to_string(cut_short) + " search(es) interrupted in a shard; " : "")
+        << (unmet == 0 ? "every expectation held"
+                       : std::to_string(unmet) + " expectation(s) not met")
+        << " (" << rows.size() << " searches, strategy " << rows.front().request.strategy.text()
+        << ", " << shards.size() << " shards merged)\n";
+  if (json_file) write_output(*json_file, json_text);
+  if (junit_file) write_output(*junit_file, junit_text);
+  return unmet == 0 && cut_short == 0 ? 0 : 1;
+}
+
+}  // namespace kvsim::tools
