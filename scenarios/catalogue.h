@@ -3,7 +3,7 @@
 // into scenario_spec. A bad catalogue is refused with ONE line that names the file, the
 // scenario (by name, or by index before its name is known) and the field path, e.g.
 //   scenarios/catalogue.json: scenario 'page42': field 'topology.prefill_ranks' must be an
-//   integer >= 1 (got -1)
+//   integer between 1 and 64 (got -1)
 // Nothing is guessed: unknown fields, unknown names and out-of-range numbers are errors, and
 // no nlohmann exception ever leaves these functions (only catalogue_error).
 #include <cstdint>

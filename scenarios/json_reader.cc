@@ -4,11 +4,12 @@
 #include <limits>
 #include <vector>
 
+#include "sim/untrusted_json.h"
 
 namespace kvsim::scenarios::detail {
 namespace {
 
-constexpr std::size_t shown_max = 40;
+constexpr std::size_t shown_max = sim::json_summary_chars;
 
 // Edits (insert, delete, replace) between a and b: how near a typo is to a real key.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -68,11 +69,7 @@ std::string element_path(const std::string& parent, std::size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
-std::string shown(const json& value) {
-  std::string text = value.dump(-1, ' ', true, json::error_handler_t::replace);
-  if (text.size() > shown_max) text = text.substr(0, shown_max - 3) + "...";
-  return text;
-}
+std::string shown(const json& value) { return sim::json_summary(value, shown_max); }
 
 void json_reader::fail(catalogue_problem problem, const std::string& text) const {
   throw catalogue_error(problem, printable(prefix_ + ": " + text));
@@ -101,7 +98,7 @@ void json_reader::only_keys(const json& object, const std::string& path,
                             std::initializer_list<std::string_view> allowed) const {
   for (const auto& [key, value] : object.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    std::string text = "unknown field '" + member_path(path, key) + "'";
+    std::string text = "unknown field '" + member_path(path, sim::shortened(key)) + "'";
     std::string_view nearest;
     std::size_t best = std::numeric_limits<std::size_t>::max();
     for (const std::string_view candidate : allowed) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 #include <array>
 #include <set>
 #include <string_view>
@@ -10,6 +11,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/code_probes.h"
 #include "scenarios/json_reader.h"
+#include "scenarios/scenario_caps.h"
 #include "scenarios/scenario_names.h"
 #include "sim/kv_memory.h"
 
@@ -79,6 +81,7 @@ class scenario_parser {
         in_.one_of(in_.required(scenario_, "", "kind"), "kind", kind_names));
     spec.topology = topology(in_.required(scenario_, "", "topology"));
     spec.requests = requests(in_.required(scenario_, "", "requests"), spec.topology);
+    check_world_size(spec);
     const json* faults_json = json_reader::optional(scenario_, "faults");
     if (faults_json != nullptr) spec.faults = faults(*faults_json, spec);
     check_prefetch_states(spec, faults_json);
@@ -89,7 +92,7 @@ class scenario_parser {
       spec.expect_probes = expect_probes(*probes);
     }
     if (const json* value = json_reader::optional(scenario_, "step_limit")) {
-      spec.step_limit = in_.u64(*value, "step_limit", 1);
+      spec.step_limit = in_.integer(*value, "step_limit", 1, caps::step_limit_max);
     }
     if (const json* value = json_reader::optional(scenario_, "heal_bound_us")) {
       spec.heal_bound_us = in_.u64(*value, "heal_bound_us", 1);
@@ -126,18 +129,20 @@ class scenario_parser {
                   {"prefill_ranks", "decode_ranks", "attention_group", "pages_per_rank",
                    "page_bytes", "tombstones", "allocation"});
     topology_spec t;
-    const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min) {
+    const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min,
+                          std::uint32_t max) {
       if (const json* number = json_reader::optional(value, key)) {
-        field = in_.u32(*number, member_path(path, key), min);
+        field = static_cast<std::uint32_t>(in_.integer(*number, member_path(path, key), min, max));
       }
     };
-    read("prefill_ranks", t.prefill_ranks, 1);
-    read("decode_ranks", t.decode_ranks, 1);
-    read("attention_group", t.attention_group, 1);
-    read("pages_per_rank", t.pages_per_rank, 1);
+    read("prefill_ranks", t.prefill_ranks, 1, caps::ranks_per_side_max);
+    read("decode_ranks", t.decode_ranks, 1, caps::ranks_per_side_max);
+    read("attention_group", t.attention_group, 1, caps::ranks_per_side_max);
+    read("pages_per_rank", t.pages_per_rank, 1, caps::pages_per_rank_max);
     // More than the writer's identity header, so every page also carries canary bytes.
-    read("page_bytes", t.page_bytes, sim::kv_memory::header_bytes + 1);
-    read("tombstones", t.tombstones, 1);
+    read("page_bytes", t.page_bytes, sim::kv_memory::header_bytes + 1, caps::page_bytes_max);
+    // A table's capacity, not an allocation (core::bounded_key_set grows as it fills): no cap.
+    read("tombstones", t.tombstones, 1, std::numeric_limits<std::uint32_t>::max());
     if (const json* order = json_reader::optional(value, "allocation")) {
       t.allocation = static_cast<core::allocation_order>(
           in_.one_of(*order, member_path(path, "allocation"), allocation_names));
@@ -149,6 +154,11 @@ class scenario_parser {
     in_.array(value, "requests");
     if (value.empty()) {
       in_.fail_field(catalogue_problem::out_of_range, "requests", "must list at least one request");
+    }
+    if (value.size() > caps::requests_max) {
+      in_.fail_field(catalogue_problem::out_of_range, "requests",
+                     "must list at most " + std::to_string(caps::requests_max) +
+                         " requests (got " + std::to_string(value.size()) + ")");
     }
     std::vector<request_spec> list;
     for (std::size_t i = 0; i < value.size(); ++i) {
@@ -177,7 +187,8 @@ class scenario_parser {
                        "must be at most " + at("pages") + " = " + std::to_string(r.pages));
     }
     if (const json* siblings = json_reader::optional(value, "siblings")) {
-      r.siblings = in_.u32(*siblings, at("siblings"), 1);
+      r.siblings = static_cast<std::uint32_t>(
+          in_.integer(*siblings, at("siblings"), 1, caps::siblings_max));
     }
     if (const json* phase = json_reader::optional(value, "abort")) {
       r.abort = static_cast<abort_phase>(in_.one_of(*phase, at("abort"), abort_phase_names));
@@ -197,6 +208,49 @@ class scenario_parser {
     }
     check_abort_fields(r, path);
     return r;
+  }
+
+  // The caps that no one field's range can say (scenarios/scenario_caps.h): the pages of every
+  // rank together, the transfers the requests post and the bytes they move.
+  void check_world_size(const scenario_spec& spec) const {
+    const topology_spec& t = spec.topology;
+    const bool transfer = spec.kind == scenario_kind::transfer;
+    const std::uint64_t ranks =
+        transfer ? std::uint64_t{t.prefill_ranks} + t.decode_ranks : t.attention_group;
+    const std::string ranks_named =
+        transfer ? "(prefill_ranks + decode_ranks)" : "attention_group";
+    // Within the fields' own caps no product below overflows: 128 x 512 x 2^20 = 2^36 bytes,
+    // 1024 x 512 x 64 x 64 x 64 = 2^37 transfers, 1024 x 512 x 2^20 x 64 x 64 = 2^51 bytes.
+    const std::uint64_t bytes = ranks * t.pages_per_rank * t.page_bytes;
+    if (bytes > caps::world_bytes_max) {
+      in_.fail_field(catalogue_problem::out_of_range, "topology",
+                     "asks for " + ranks_named + " x pages_per_rank x page_bytes = " +
+                         std::to_string(ranks) + " x " + std::to_string(t.pages_per_rank) + " x " +
+                         std::to_string(t.page_bytes) + " = " + std::to_string(bytes) +
+                         " bytes of simulated memory, more than " +
+                         std::to_string(caps::world_bytes_max) + " (256 MiB)");
+    }
+    const std::uint64_t pairs =
+        transfer ? std::uint64_t{t.prefill_ranks} * t.decode_ranks : t.attention_group;
+    std::uint64_t transfers = 0;
+    std::uint64_t moved = 0;
+    for (const request_spec& r : spec.requests) {
+      transfers += std::uint64_t{r.chunks} * r.siblings * pairs;
+      moved += std::uint64_t{r.pages} * t.page_bytes * pairs;
+    }
+    if (transfer && transfers > caps::transfers_max) {
+      in_.fail_field(catalogue_problem::out_of_range, "requests",
+                     "ask for " + std::to_string(transfers) +
+                         " transfers (chunks x siblings x prefill_ranks x decode_ranks, summed "
+                         "over the requests), more than " + std::to_string(caps::transfers_max));
+    }
+    if (moved > caps::moved_bytes_max) {
+      in_.fail_field(catalogue_problem::out_of_range, "requests",
+                     "move " + std::to_string(moved) + " bytes (pages x topology.page_bytes x " +
+                         (transfer ? "prefill_ranks x decode_ranks" : "attention_group") +
+                         ", summed over the requests), more than " +
+                         std::to_string(caps::moved_bytes_max) + " (1 GiB)");
+    }
   }
 
   std::vector<core::rank_id> abort_from(const json& value, const std::string& path,

@@ -1,6 +1,7 @@
 #include "scenarios/scenario_world.h"
 
 #include "scenarios/prefetch_world.h"
+#include "scenarios/scenario_names.h"
 #include "scenarios/transfer_world.h"
 #include "sim/fault_profile.h"
 
@@ -55,11 +56,13 @@ sim::fault_profile faults_as_choices(const scenario_spec& spec) {
   return profile;
 }
 
+std::optional<core::variant> variant_from_name(std::string_view name) {
+  if (name == detail::canary_variant) return core::variant::with(core::bug::b1_destination_reuse);
+  return core::variant::from_name(name);
+}
+
 core::variant breaking_variant(const expectation_spec& expect) {
-  if (expect.breaking_variant == "canary") {
-    return core::variant::with(core::bug::b1_destination_reuse);
-  }
-  const auto named = core::variant::from_name(expect.breaking_variant);
+  const auto named = variant_from_name(expect.breaking_variant);
   return named ? *named : core::variant::safe();
 }
 

@@ -5,6 +5,8 @@
 // among the faults the scenario allows).
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string_view>
 
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
@@ -36,6 +38,12 @@ std::uint32_t allowed_faults(const scenario_spec& spec);
 // opportunity), and faults never stop (with at most K of them, I9 judges every request from
 // its start).
 sim::fault_profile faults_as_choices(const scenario_spec& spec);
+
+// A core variant by the name the command line, the catalogue and traces use: "safe", a bug
+// ("B1".."B12", "H1".."H3") or bugs joined with '+', and "canary", the canary scenario's
+// deliberately broken core (decode frees its pages at abort: B1's release, so it runs as
+// and is recorded as "B1"). Empty for any other name.
+std::optional<core::variant> variant_from_name(std::string_view name);
 
 // The variant the scenario expects to break: its named bug, or for the canary the
 // deliberately broken core (decode frees its pages at abort, B1's release).

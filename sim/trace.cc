@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "sim/one_line.h"
+#include "sim/untrusted_json.h"
 
 namespace kvsim::sim {
 namespace {
@@ -17,6 +18,7 @@ using nlohmann::json;
 
 constexpr std::string_view format_name = "kvsim-trace";
 constexpr std::uint32_t per_million_max = 1'000'000;
+constexpr std::size_t label_chars_max = 200;
 // In "fault_profile" beside the kinds; traces written before it existed lack it and load
 // with faults_never_stop (their runs had faults on throughout).
 constexpr const char* faults_stop_field = "faults_stop_us";
@@ -211,11 +213,14 @@ class loader {
     if (content.find_first_not_of(" \t\r\n") == std::string::npos) {
       fail("empty file, not a trace");
     }
+    // Before the parser sees it: nlohmann recurses per level, and deep enough nesting
+    // overflows the stack before any check of ours runs.
+    if (const auto excess = json_nesting_exceeds(content)) fail(describe(*excess));
     try {
       return json::parse(content);
     } catch (const json::parse_error& e) {
       fail("malformed or truncated JSON at byte " + std::to_string(e.byte) + " (" +
-           without_prefix(e.what()) + ")");
+           json_error_detail(e.what()) + ")");
     }
   }
 
@@ -224,7 +229,7 @@ class loader {
     const auto format = document.find("format");
     if (format == document.end()) fail("not a kvsim trace (no \"format\" field)");
     if (!format->is_string() || format->get_ref<const std::string&>() != format_name) {
-      fail("not a kvsim trace (\"format\" is " + dump(*format, -1) + ", expected \"" +
+      fail("not a kvsim trace (\"format\" is " + json_summary(*format) + ", expected \"" +
            std::string(format_name) + "\")");
     }
     const std::uint64_t version = u64(member(document, "version", "version"), "version");
@@ -237,15 +242,15 @@ class loader {
 
   trace fields(const json& document) const {
     trace t;
-    t.kvsim_version = string(member(document, "kvsim_version", "kvsim_version"), "kvsim_version");
+    t.kvsim_version = label(member(document, "kvsim_version", "kvsim_version"), "kvsim_version");
     t.scenario = member(document, "scenario", "scenario");
     if (!t.scenario.is_object()) fail("field 'scenario' must be a JSON object");
-    t.variant = string(member(document, "variant", "variant"), "variant");
-    t.strategy = string(member(document, "strategy", "strategy"), "strategy");
+    t.variant = label(member(document, "variant", "variant"), "variant");
+    t.strategy = label(member(document, "strategy", "strategy"), "strategy");
     if (document.contains("checkers")) {
       t.checkers = string(document.at("checkers"), "checkers");
       if (t.checkers != "all" && t.checkers != "damage" && t.checkers != "rules") {
-        fail("field 'checkers' must be \"all\", \"damage\" or \"rules\" (got \"" + one_line(t.checkers) + "\")");
+        fail("field 'checkers' must be \"all\", \"damage\" or \"rules\" (got \"" + shortened(t.checkers) + "\")");
       }
     }
     t.seed = decimal(member(document, "seed", "seed"), "seed");
@@ -260,15 +265,6 @@ class loader {
   }
 
  private:
-  // "[json.exception.parse_error.101] parse error at ..." -> "parse error at ...".
-  static std::string without_prefix(std::string_view what) {
-    if (!what.empty() && what.front() == '[') {
-      const auto end = what.find("] ");
-      if (end != std::string_view::npos) what.remove_prefix(end + 2);
-    }
-    return std::string(what);
-  }
-
   const json& member(const json& object, const char* key, const std::string& name) const {
     const auto it = object.find(key);
     if (it == object.end()) fail("missing field '" + name + "'");
@@ -288,6 +284,17 @@ class loader {
   std::string string(const json& value, const std::string& name) const {
     if (!value.is_string()) fail("field '" + name + "' must be a string");
     return value.get<std::string>();
+  }
+
+  // A name that later lines print whole ("unknown core variant '...'"): kvsim writes short
+  // ones ("B1+B7", "pct:3", "0.1.0"), so a long one is an edited file, refused here.
+  std::string label(const json& value, const std::string& name) const {
+    std::string text = string(value, name);
+    if (text.size() > label_chars_max) {
+      fail("field '" + name + "' is " + std::to_string(text.size()) + " characters long, more than " +
+           std::to_string(label_chars_max));
+    }
+    return text;
   }
 
   std::uint64_t u64(const json& value, const std::string& name) const {
@@ -357,7 +364,7 @@ class loader {
     }
     for (const auto& [kind, unused] : value.items()) {
       if (kind != faults_stop_field && !fault_kind_from_string(kind)) {
-        fail("field 'fault_profile' names an unknown fault kind '" + kind + "'");
+        fail("field 'fault_profile' names an unknown fault kind '" + shortened(kind) + "'");
       }
     }
     return profile;

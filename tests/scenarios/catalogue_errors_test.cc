@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "scenarios/catalogue.h"
+#include "scenarios/scenario_caps.h"
+#include "sim/untrusted_json.h"
 
 namespace kvsim::scenarios {
 namespace {
@@ -198,7 +200,7 @@ TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
   };
   const std::vector<bad> table = {
       {put("/scenarios/0/topology/prefill_ranks", "2"),
-       "field 'topology.prefill_ranks' must be an integer >= 1 (got \"2\")"},
+       "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got \"2\")"},
       {put("/scenarios/0/requests/0/pages", 1.5),
        "field 'requests[0].pages' must be an integer >= 1 (got 1.5)"},
       {put("/scenarios/0/requests/0/room", true), "field 'requests[0].room' must be an integer"},
@@ -215,7 +217,7 @@ TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
       {put("/scenarios/0/description", json::array({"two", "lines"})),
        "field 'description' must be a string"},
       {put("/scenarios/0/step_limit", nullptr),
-       "field 'step_limit' must be an integer >= 1 (got null)"},
+       "field 'step_limit' must be an integer between 1 and 200000 (got null)"},
   };
   for (const auto& b : table) {
     expect_error(b.change, problem::wrong_type, {"scenario 'page42': " + b.message});
@@ -235,17 +237,19 @@ TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
   };
   const std::vector<bad> table = {
       {put("/scenarios/0/topology/prefill_ranks", -1),
-       "field 'topology.prefill_ranks' must be an integer >= 1 (got -1)"},
+       "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got -1)"},
       {put("/scenarios/0/topology/decode_ranks", 0),
-       "field 'topology.decode_ranks' must be an integer >= 1 (got 0)"},
+       "field 'topology.decode_ranks' must be an integer between 1 and 64 (got 0)"},
       {put("/scenarios/0/topology/pages_per_rank", 0),
-       "field 'topology.pages_per_rank' must be an integer >= 1 (got 0)"},
+       "field 'topology.pages_per_rank' must be an integer between 1 and 512 (got 0)"},
       {put("/scenarios/0/topology/page_bytes", 16),
-       "field 'topology.page_bytes' must be an integer >= 17 (got 16)"},
+       "field 'topology.page_bytes' must be an integer between 17 and 1048576 (got 16)"},
       {put("/scenarios/0/topology/attention_group", 0),
-       "field 'topology.attention_group' must be an integer >= 1 (got 0)"},
+       "field 'topology.attention_group' must be an integer between 1 and 64 (got 0)"},
       {put("/scenarios/0/topology/prefill_ranks", 4294967296ULL),
-       "field 'topology.prefill_ranks' must be an integer between 1 and 4294967295 "
+       "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got 4294967296)"},
+      {put("/scenarios/0/topology/tombstones", 4294967296ULL),
+       "field 'topology.tombstones' must be an integer between 1 and 4294967295 "
        "(got 4294967296)"},
       {put("/scenarios/0/requests/0/pages", 0),
        "field 'requests[0].pages' must be an integer >= 1 (got 0)"},
@@ -258,14 +262,15 @@ TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
       {put("/scenarios/0/requests/0/chunks", 3),
        "field 'requests[0].chunks' must be at most requests[0].pages = 2 (got 3)"},
       {put("/scenarios/0/requests/0/siblings", 0),
-       "field 'requests[0].siblings' must be an integer >= 1 (got 0)"},
+       "field 'requests[0].siblings' must be an integer between 1 and 64 (got 0)"},
       {put("/scenarios/0/requests/0/room", -7),
        "field 'requests[0].room' must be an integer >= 0 (got -7)"},
       {put("/scenarios/0/requests", json::array()),
        "field 'requests' must list at least one request"},
       {put("/scenarios/0/faults/deadline_us", 0),
        "field 'faults.deadline_us' must be an integer >= 1 (got 0)"},
-      {put("/scenarios/0/step_limit", 0), "field 'step_limit' must be an integer >= 1 (got 0)"},
+      {put("/scenarios/0/step_limit", 0),
+       "field 'step_limit' must be an integer between 1 and 200000 (got 0)"},
       {put("/scenarios/0/heal_bound_us", -5), "field 'heal_bound_us' must be an integer >= 1"},
   };
   for (const auto& b : table) {
@@ -274,7 +279,7 @@ TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
   // The exact line of the schema's example.
   expect_error(put("/scenarios/0/topology/prefill_ranks", -1), problem::out_of_range,
                {"catalogue.json: scenario 'page42': field 'topology.prefill_ranks' must be an "
-                "integer >= 1 (got -1)"});
+                "integer between 1 and 64 (got -1)"});
 }
 
 TEST_F(CatalogueErrors, AfterMustNameAnEarlierRequest) {
@@ -465,7 +470,7 @@ TEST_F(CatalogueErrors, ParseScenarioNamesItsOriginAndTheScenario) {
     EXPECT_EQ(e.problem(), problem::out_of_range);
     EXPECT_STREQ(e.what(),
                  "run.trace.json: scenario 'page42': field 'topology.decode_ranks' must be an "
-                 "integer >= 1 (got 0)");
+                 "integer between 1 and 64 (got 0)");
   }
   scenario.erase("name");
   try {
@@ -536,6 +541,160 @@ TEST(CatalogueDamage, EveryFieldReplacedOrRemovedGivesACatalogueOrOneErrorLine) 
     }
   }
   EXPECT_GT(tried, 2000u);
+}
+
+// --- hostile catalogues (issue 14) -----------------------------------------------------------
+
+// 200 KB of nested arrays crashed the loader (SIGSEGV: the parser and the document's
+// destructor recurse per level), and 40 KB took 775 MB (every open container copied its
+// parent's path).
+TEST_F(CatalogueErrors, DeepNestingIsRefusedBeforeParsingWithTheDepth) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  expect_error("{\"format\": " + deep + "}", problem::malformed_json,
+               {"JSON nests deeper than 64 levels (the bracket at byte 74 opens level 65; no kvsim "
+                "document nests deeper than 6)"});
+  expect_error(R"({"format": "kvsim-catalogue", "version": 1, "scenarios": [{"name": )" + deep +
+                   "}]}",
+               problem::malformed_json, {"JSON nests deeper than 64 levels"});
+}
+
+TEST_F(CatalogueErrors, TheDeepestLegalDocumentNestsSixLevels) {
+  // The document, scenarios, a scenario, faults, gates, a gate: what json_nesting_max's
+  // headroom is counted from.
+  const std::string text = valid_document().dump();
+  EXPECT_FALSE(sim::json_nesting_exceeds(text, 6));
+  EXPECT_TRUE(sim::json_nesting_exceeds(text, 5));
+  EXPECT_FALSE(sim::json_nesting_exceeds(read_bytes(KVSIM_CATALOGUE), 6));
+}
+
+TEST_F(CatalogueErrors, AnErrorShowsAValueFlatAndShort) {
+  json deep = json::array({std::string(100'000, 'x')});
+  for (int level = 0; level < 50; ++level) deep = json::array({deep, 1});
+  expect_error(put("/scenarios/0/name", deep), problem::wrong_type,
+               {"scenarios[0]: field 'name' must be a string (got [[...],1])"});
+  json wide = json::array();
+  for (int i = 0; i < 100'000; ++i) wide.push_back(i);
+  expect_error(put("/scenarios/0/kind", wide), problem::wrong_type,
+               {"field 'kind' must be one of 'transfer', 'prefetch' (got [0,1,2,3,4,5,6,7,8,9,10,11,"
+                "12,13,14,15,16,17,18,19,20,21,...)"});
+  expect_error(put("/scenarios/0/kind", std::string(100'000, 'k')), problem::unknown_value,
+               {"(got \"" + std::string(56, 'k') + "...)"});  // 60 characters
+}
+
+TEST_F(CatalogueErrors, ALongKeyIsShownShort) {
+  const std::string key(100'000, 'k');
+  expect_error(put("/scenarios/0/" + key, 1), problem::unknown_field,
+               {"unknown field '" + key.substr(0, 57) + "...'"});
+  // A duplicate key deep down: the path names every level, each key cut short.
+  const std::string text = "{\"" + key + "\": {\"" + key + "\": {\"a\": 1, \"a\": 2}}}";
+  try {
+    parse_catalogue(text, "long.json");
+    ADD_FAILURE() << "no error";
+  } catch (const catalogue_error& e) {
+    EXPECT_EQ(e.problem(), problem::duplicate_key);
+    EXPECT_EQ(std::string(e.what()), "long.json: field '" + key.substr(0, 57) + "..." + "." +
+                                         key.substr(0, 57) + "....a' appears twice in one object "
+                                         "(JSON keys must be unique)");
+  }
+  // Sixty such levels: the path keeps its end, 240 characters.
+  std::string deep;
+  for (int level = 0; level < 60; ++level) deep += "{\"" + key + std::to_string(level) + "\": ";
+  deep += "{\"a\": 1, \"a\": 2}" + std::string(60, '}');
+  try {
+    parse_catalogue(deep, "deep.json");
+    ADD_FAILURE() << "no error";
+  } catch (const catalogue_error& e) {
+    EXPECT_EQ(e.problem(), problem::duplicate_key);
+    EXPECT_EQ(std::string(e.what()).rfind("deep.json: field '...", 0), 0u) << e.what();
+    EXPECT_LT(std::string(e.what()).size(), 350u) << e.what();
+  }
+}
+
+// Found by fuzz_catalogue: nlohmann's parse error quotes the token it stopped in, and a
+// token can be a whole 50 KB string of the file.
+TEST_F(CatalogueErrors, AParseErrorQuotesItsTokenShort) {
+  expect_error("{\"" + std::string(50'000, 'k') + "\xff\": 1}", problem::malformed_json,
+               {"malformed or truncated JSON at byte 50003 (parse error at line 1, column 50003: "
+                "syntax error while parsing object key - invalid string: ill-formed UTF-8 byte; "
+                "last read: '\"" + std::string(56, 'k') + "...')"});
+}
+
+// 10,000 ranks in a 2 KB file took over 2 GB and 40 s, prefill_ranks 100000 9.8 GB, and
+// pages_per_rank or page_bytes 4294967295 ended in std::bad_alloc.
+TEST_F(CatalogueErrors, TheSizeCapsAreOneLineEach) {
+  struct bad {
+    edit change;
+    std::string message;
+  };
+  const std::vector<bad> table = {
+      {put("/scenarios/0/topology/prefill_ranks", 10000),
+       "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got 10000)"},
+      {put("/scenarios/0/topology/prefill_ranks", 100000),
+       "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got 100000)"},
+      {put("/scenarios/0/topology/decode_ranks", 65),
+       "field 'topology.decode_ranks' must be an integer between 1 and 64 (got 65)"},
+      {put("/scenarios/1/topology/attention_group", 65),
+       "field 'topology.attention_group' must be an integer between 1 and 64 (got 65)"},
+      {put("/scenarios/0/topology/pages_per_rank", 4294967295ULL),
+       "field 'topology.pages_per_rank' must be an integer between 1 and 512 (got 4294967295)"},
+      {put("/scenarios/0/topology/page_bytes", 4294967295ULL),
+       "field 'topology.page_bytes' must be an integer between 17 and 1048576 (got 4294967295)"},
+      {put("/scenarios/0/requests/0/siblings", 65),
+       "field 'requests[0].siblings' must be an integer between 1 and 64 (got 65)"},
+      {put("/scenarios/0/step_limit", 200001),
+       "field 'step_limit' must be an integer between 1 and 200000 (got 200001)"},
+      {put("/scenarios/0/topology",
+           json{{"prefill_ranks", 64}, {"decode_ranks", 64}, {"pages_per_rank", 512},
+                {"page_bytes", 8192}}),
+       "field 'topology' asks for (prefill_ranks + decode_ranks) x pages_per_rank x page_bytes = "
+       "128 x 512 x 8192 = 536870912 bytes of simulated memory, more than 268435456 (256 MiB)"},
+      {put("/scenarios/1/topology",
+           json{{"attention_group", 64}, {"pages_per_rank", 512}, {"page_bytes", 16384}}),
+       "field 'topology' asks for attention_group x pages_per_rank x page_bytes = 64 x 512 x "
+       "16384 = 536870912 bytes of simulated memory, more than 268435456 (256 MiB)"},
+  };
+  for (const auto& b : table) {
+    const bool hicache = b.change.pointer.rfind("/scenarios/1", 0) == 0;
+    expect_error(b.change, problem::out_of_range,
+                 {(hicache ? "scenario 'hicache': " : "scenario 'page42': ") + b.message});
+  }
+  // 1,025 requests.
+  json document = valid_document();
+  for (int i = 0; i < 1023; ++i) document["scenarios"][0]["requests"].push_back(json{{"room", i}});
+  expect_error(document.dump(), problem::out_of_range,
+               {"scenario 'page42': field 'requests' must list at most 1024 requests (got 1025)"});
+  // 64 x 64 ranks: request 0 with 4 siblings and request 1 post (4 + 1) x 4096 transfers.
+  document = valid_document();
+  document["scenarios"][0]["topology"]["prefill_ranks"] = 64;
+  document["scenarios"][0]["topology"]["decode_ranks"] = 64;
+  document["scenarios"][0]["requests"][0]["siblings"] = 4;
+  expect_error(document.dump(), problem::out_of_range,
+               {"scenario 'page42': field 'requests' ask for 20480 transfers (chunks x siblings x "
+                "prefill_ranks x decode_ranks, summed over the requests), more than 16384"});
+  // 1 MiB pages sent from 64 prefill ranks to 5 decode ranks: 2 x 2 MiB x 320 = 1.25 GiB.
+  document = valid_document();
+  document["scenarios"][0]["topology"] =
+      json{{"prefill_ranks", 64}, {"decode_ranks", 5}, {"pages_per_rank", 2}, {"page_bytes", 1 << 20}};
+  expect_error(document.dump(), problem::out_of_range,
+               {"scenario 'page42': field 'requests' move 1342177280 bytes (pages x "
+                "topology.page_bytes x prefill_ranks x decode_ranks, summed over the requests), "
+                "more than 1073741824 (1 GiB)"});
+}
+
+TEST_F(CatalogueErrors, AWorldAtEveryCapLoads) {
+  json document = valid_document();
+  json& page42 = document["scenarios"][0];
+  page42["topology"] = json{{"prefill_ranks", 64}, {"decode_ranks", 64}, {"pages_per_rank", 512},
+                            {"page_bytes", 17}};
+  page42["requests"][0]["siblings"] = 3;  // (3 + 1) x 4096 = 16384 transfers
+  page42["step_limit"] = 200000;
+  json& hicache = document["scenarios"][1];
+  hicache["topology"] = json{{"attention_group", 64}, {"pages_per_rank", 512}, {"page_bytes", 8192}};
+  hicache["faults"]["prefetch_states"] = json(std::vector<std::string>(64, "active"));
+  const auto scenarios = parse_catalogue(document.dump(), "caps.json");
+  ASSERT_EQ(scenarios.size(), 2u);
+  EXPECT_EQ(scenarios[0].topology.prefill_ranks, caps::ranks_per_side_max);
+  EXPECT_EQ(scenarios[1].topology.attention_group * std::uint64_t{512} * 8192, caps::world_bytes_max);
 }
 
 }  // namespace

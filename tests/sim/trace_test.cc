@@ -388,6 +388,80 @@ TEST_F(Traces, LoadingAScenarioThatIsNotAnObjectNamesIt) {
   expect_load_error(path, "field 'scenario' must be a JSON object");
 }
 
+// Hostile traces (issue 14). 200 KB of nested arrays crashed `kvsim replay` (SIGSEGV): the
+// parser, the document's destructor and the format check's dump all recurse once per level.
+TEST_F(Traces, DeepNestingIsRefusedBeforeParsingWithTheDepth) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  write_bytes(dir / "deep.json", "{\"format\": " + deep + "}");
+  expect_load_error(dir / "deep.json",
+                    "JSON nests deeper than 64 levels (the bracket at byte 74 opens level 65; no "
+                    "kvsim document nests deeper than 6)");
+  // Anywhere in the document, the inline scenario included.
+  const auto path = edited([&](json& d) { d["scenario"]["name"] = "placeholder"; });
+  std::string text = read_bytes(path);
+  const std::string name = "\"placeholder\"";
+  text.replace(text.find(name), name.size(), deep);
+  write_bytes(path, text);
+  expect_load_error(path, "JSON nests deeper than 64 levels");
+}
+
+TEST_F(Traces, NestingUpToTheLimitParsesAndBracketsInStringsDoNotCount) {
+  // The document, the scenario and `arrays` nested arrays.
+  const auto nested = [](int arrays) {
+    json value = json::array();
+    for (int i = 1; i < arrays; ++i) value = json::array({value});
+    return value;
+  };
+  // 64 levels; brackets inside a string are text.
+  const auto path = edited([&](json& d) {
+    d["scenario"]["nested"] = nested(62);
+    d["scenario"]["text"] = std::string(1000, '[') + "\"[{";
+  });
+  EXPECT_NO_THROW(load_trace(path));
+  const auto deeper = edited([&](json& d) { d["scenario"]["nested"] = nested(63); });
+  expect_load_error(deeper, "opens level 65");
+}
+
+TEST_F(Traces, AnErrorShowsAValueFlatAndShort) {
+  const auto path = edited([](json& d) {
+    json value = json::array({std::string(100'000, 'x')});
+    for (int level = 0; level < 50; ++level) value = json::array({value, 1});
+    d["format"] = value;
+  });
+  expect_load_error(path, "not a kvsim trace (\"format\" is [[...],1], expected \"kvsim-trace\")");
+  const auto long_string = edited([](json& d) { d["format"] = std::string(100'000, 'y'); });
+  try {
+    load_trace(long_string);
+    ADD_FAILURE() << "no error";
+  } catch (const trace_error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u) << e.what();
+  }
+}
+
+// Found by fuzz_catalogue: nlohmann's parse error quotes the token it stopped in, and a
+// token can be a whole 50 KB string of the file.
+TEST_F(Traces, AParseErrorQuotesItsTokenShort) {
+  write_bytes(dir / "token.json", "{\"format\": \"" + std::string(50'000, 'k') + "\xff\"}");
+  expect_load_error(dir / "token.json",
+                    "malformed or truncated JSON at byte 50013 (parse error at line 1, column "
+                    "50013: syntax error while parsing value - invalid string: ill-formed UTF-8 "
+                    "byte; last read: '\"" + std::string(56, 'k') + "...')");
+}
+
+TEST_F(Traces, NamesThatErrorsPrintWholeAreShort) {
+  expect_load_error(edited([](json& d) { d["variant"] = std::string(201, 'V'); }),
+                    "field 'variant' is 201 characters long, more than 200");
+  expect_load_error(edited([](json& d) { d["strategy"] = std::string(100'000, 's'); }),
+                    "field 'strategy' is 100000 characters long, more than 200");
+  const auto kind = edited([](json& d) { d["fault_profile"][std::string(100'000, 'k')] = 0; });
+  try {
+    load_trace(kind);
+    ADD_FAILURE() << "no error";
+  } catch (const trace_error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 300u) << e.what();
+  }
+}
+
 TEST_F(Traces, ErrorMessagesStayOneLineWhateverTheFileIsCalled) {
   try {
     load_trace(dir / "odd\nname.json");

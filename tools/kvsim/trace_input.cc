@@ -1,6 +1,7 @@
 #include "tools/kvsim/trace_input.h"
 
 #include "scenarios/catalogue.h"
+#include "scenarios/scenario_world.h"
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
 
@@ -27,7 +28,7 @@ loaded_trace load_trace_file(const std::filesystem::path& path) {
   } catch (const scenarios::catalogue_error& e) {
     throw input_error(e.what());
   }
-  const auto v = core::variant::from_name(loaded.trace.variant);
+  const auto v = scenarios::variant_from_name(loaded.trace.variant);
   if (!v) {
     throw input_error(path.string() + ": unknown core variant '" + loaded.trace.variant + "'");
   }
