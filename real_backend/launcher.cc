@@ -8,9 +8,30 @@
 namespace kvsim::real {
 namespace {
 
+// A value as an error line shows it: control characters as \xHH, at most 60 characters
+// (a variable can hold anything, a newline or a megabyte; the error stays one short line).
+std::string shown(std::string_view text) {
+  static constexpr char hex[] = "0123456789abcdef";
+  constexpr std::size_t shown_max = 60;
+  std::string out;
+  for (const char c : text) {
+    if (out.size() >= shown_max) return out.substr(0, shown_max - 3) + "...";
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte < 0x20 || byte == 0x7f) {
+      out += "\\x";
+      out += hex[byte >> 4];
+      out += hex[byte & 0xf];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 std::uint64_t parse_number(std::string_view name, const std::string& text, std::uint64_t max) {
   const auto refuse = [&](const std::string& why) -> std::uint64_t {
-    throw launch_error("launcher: " + std::string(name) + " " + why + " (got '" + text + "')");
+    throw launch_error("launcher: " + std::string(name) + " " + why + " (got '" + shown(text) +
+                       "')");
   };
   if (text.empty()) return refuse("is set but empty");
   std::uint64_t value = 0;

@@ -38,6 +38,9 @@ template <typename... Fs>
 struct overloaded : Fs... {
   using Fs::operator()...;
 };
+// C++20 deduces this for an aggregate, but clang before 17 does not (the fuzz build's clang).
+template <typename... Fs>
+overloaded(Fs...) -> overloaded<Fs...>;
 
 }  // namespace
 

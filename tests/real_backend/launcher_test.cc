@@ -128,6 +128,18 @@ TEST(Launcher, MalformedValuesAreOneLineNamingTheVariable) {
   }
 }
 
+// Found by tests/fuzz/launcher_env_fuzz.cc: the value was printed as it was, so a newline or
+// carriage return in it broke the one-line error, and a long one made a long line.
+TEST(Launcher, AMalformedValueIsShownEscapedAndShort) {
+  EXPECT_EQ(error_of({{"RANK", "9\r\r"}, {"WORLD_SIZE", "1"}}),
+            "launcher: RANK must be a non-negative decimal integer (got '9\\x0d\\x0d')");
+  EXPECT_EQ(error_of({{"MASTER_PORT", "1\n2"}}),
+            "launcher: MASTER_PORT must be a non-negative decimal integer (got '1\\x0a2')");
+  EXPECT_EQ(error_of({{"RANK", std::string(100'000, 'r')}, {"WORLD_SIZE", "1"}}),
+            "launcher: RANK must be a non-negative decimal integer (got '" +
+                std::string(57, 'r') + "...')");
+}
+
 TEST(Launcher, ManyRanksWithoutARendezvousAddressSayHowToSetIt) {
   const std::string got = error_of({{"SLURM_PROCID", "1"}, {"SLURM_NTASKS", "2"}});
   EXPECT_NE(got.find("MASTER_ADDR is not set for a launch of 2 ranks"), std::string::npos) << got;
