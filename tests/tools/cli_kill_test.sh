@@ -31,5 +31,29 @@ for signal in INT TERM; do
     fi
   done
 done
+# Stopped mid-way, explore still reports what ran: the table, the JSON and the JUnit, the
+# search in progress marked interrupted, and the exit code a shell expects (128 + signal).
+for signal in INT TERM; do
+  dir="$work/report-$signal"
+  mkdir -p "$dir"
+  "$kvsim" explore --all --budget 60s --jobs 2 --json "$dir/rows.json" --junit "$dir/junit.xml" \
+    > "$dir/table.txt" 2> /dev/null &
+  pid=$!
+  sleep 3
+  kill -"$signal" -- -"$pid" 2>/dev/null
+  wait "$pid"
+  code=$?
+  expected=$([[ $signal == INT ]] && echo 130 || echo 143)
+  [[ $code -eq $expected ]] || { echo "FAIL($signal): exit $code, expected $expected"; failures=$((failures + 1)); }
+  grep -q "^interrupted after" "$dir/table.txt" ||
+    { echo "FAIL($signal): the table does not say it was interrupted"; failures=$((failures + 1)); }
+  python3 - "$dir/rows.json" <<'PY' || { echo "FAIL($signal): no JSON row marked interrupted"; failures=$((failures + 1)); }
+import json, sys
+rows = json.load(open(sys.argv[1]))
+sys.exit(0 if rows and any(r["interrupted"] for r in rows) else 1)
+PY
+  grep -q "<testsuite " "$dir/junit.xml" || { echo "FAIL($signal): no JUnit"; failures=$((failures + 1)); }
+done
+
 [[ $failures -eq 0 ]] && echo "cli_kill_test: ok"
 exit $((failures > 0))

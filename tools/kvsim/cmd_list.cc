@@ -45,6 +45,7 @@ int cmd_list(const arguments& args, std::ostream& out) {
         << s.expect.breaking_variant << std::setw(10) << s.expect.invariant << s.description
         << "\n";
   }
+  out << "(" << all.size() << " scenarios from " << path << ")\n";
   return 0;
 }
 

@@ -6,7 +6,9 @@
 
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
+#include "scenarios/scenario_generator.h"
 #include "tools/kvsim/commands.h"
+#include "tools/kvsim/output_file.h"
 #include "tools/kvsim/run_json.h"
 #include "tools/kvsim/run_one.h"
 #include "tools/kvsim/strategy_spec.h"
@@ -15,9 +17,11 @@ namespace kvsim::tools {
 
 namespace {
 constexpr const char* help =
-    "usage: kvsim run --scenario NAME [--variant V] [--strategy S] [--seed N]\n"
+    "usage: kvsim run (--scenario NAME | --generate) [--variant V] [--strategy S] [--seed N]\n"
     "                 [--trace FILE] [--json] [--catalogue FILE] [--checkers F]\n"
     "  One run of a catalogue scenario with every invariant checker attached.\n"
+    "  --generate  instead of a catalogue scenario, the one the seed draws from the schema\n"
+    "              (as explore --generate does for that seed)\n"
     "  --variant   safe (default), a historical bug B1..B12, H1..H3, or canary (the\n"
     "              canary scenario's deliberately broken core: B1's release, run as B1)\n"
     "  --strategy  random (default) or pct:D\n"
@@ -37,13 +41,20 @@ int cmd_run(const arguments& args, std::ostream& out) {
                               {"--trace", true},
                               {"--json"},
                               {"--catalogue", true},
-                              {"--checkers", true}});
+                              {"--checkers", true},
+                              {"--generate"}});
   if (flags.has("--help")) {
     out << help;
     return 0;
   }
   const auto name = flags.value("--scenario");
-  if (!name) throw usage_error("--scenario NAME is required (see 'kvsim list')");
+  if (!name == !flags.has("--generate")) {
+    throw usage_error("give --scenario NAME (see 'kvsim list') or --generate");
+  }
+  if (flags.has("--generate") && flags.has("--catalogue")) {
+    throw usage_error("--generate draws its scenario from the seed; --catalogue is for --scenario");
+  }
+  if (const auto trace_file = flags.value("--trace")) check_trace_output("--trace", *trace_file);
   const strategy_spec strategy = parse_strategy(flags.value_or("--strategy", "random"));
   if (strategy.exhaustive()) {
     throw usage_error("'" + strategy.text() + "' searches many runs: use 'kvsim explore'");
@@ -51,7 +62,9 @@ int cmd_run(const arguments& args, std::ostream& out) {
   const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
   const std::uint64_t seed = flags.number_or("--seed", 1);
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
-  const auto spec = find_scenario(load_scenarios(catalogue), *name, catalogue);
+  // --generate: the scenario `explore --generate` drew for this seed (its reproduce command).
+  const auto spec = name ? find_scenario(load_scenarios(catalogue), *name, catalogue)
+                         : scenarios::generate_scenario(seed);
 
   const properties::checker_family family = parse_checkers(flags.value_or("--checkers", "all"));
   run_setup setup{spec, variant, strategy.text(), seed, faults_for(spec, seed), family};

@@ -9,6 +9,7 @@
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
+#include "tools/kvsim/output_file.h"
 #include "tools/kvsim/trace_input.h"
 
 namespace kvsim::tools {
@@ -153,6 +154,7 @@ int cmd_shrink(const arguments& args, std::ostream& out) {
   if (flags.positionals().empty()) throw usage_error("expected a trace FILE");
   const auto output = flags.has("-o") ? flags.value("-o") : flags.value("--out");
   if (!output) throw usage_error("-o OUT is required");
+  check_trace_output("-o", *output);
   const loaded_trace loaded = load_trace_file(flags.positionals().front());
   if (!loaded.trace.found) {
     throw input_error(flags.positionals().front() + ": the trace has no finding to shrink");

@@ -46,6 +46,10 @@ void write_trace_whole(const std::filesystem::path& path, const sim::trace& t) {
   sigprocmask(SIG_BLOCK, &held, &previous);
   try {
     sim::write_trace(path, t);
+  } catch (const sim::trace_error& e) {
+    // A full disk or a vanished directory: the command's one error line (exit 2).
+    sigprocmask(SIG_SETMASK, &previous, nullptr);
+    throw input_error(e.what());
   } catch (...) {
     sigprocmask(SIG_SETMASK, &previous, nullptr);
     throw;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/kvsim/build_info.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #ifdef KVSIM_HAVE_REAL_BACKEND
@@ -71,7 +72,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "--version") {
-    std::cout << "kvsim " << KVSIM_VERSION << "\n";
+    std::cout << "kvsim " << KVSIM_VERSION << " (commit " << kvsim::tools::build_commit() << ")\n";
     return 0;
   }
   const auto it = commands.find(name);

@@ -43,6 +43,13 @@ void check_output_file(const std::string& flag, const std::string& path) {
   }
 }
 
+void check_trace_output(const std::string& flag, const std::string& path) {
+  if (is_stdout(path)) {
+    throw usage_error(flag + " takes a file: a trace is written whole to a file, not to standard output");
+  }
+  check_output_file(flag, path);
+}
+
 std::filesystem::path prepare_output_dir(const std::string& flag, const std::string& dir) {
   if (dir.empty()) throw usage_error(flag + " needs a directory name");
   std::error_code error;

@@ -14,6 +14,9 @@ inline bool is_stdout(const std::string& path) { return path == "-"; }
 // there is replaced, a device or pipe written through).
 void check_output_file(const std::string& flag, const std::string& path);
 
+// As check_output_file, for a trace: it is written atomically to a file, never to "-".
+void check_trace_output(const std::string& flag, const std::string& path);
+
 // Creates `dir` (and its parents) and checks we may write in it; input_error otherwise.
 std::filesystem::path prepare_output_dir(const std::string& flag, const std::string& dir);
 

@@ -46,6 +46,9 @@ void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspec
 
 std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path& path) {
   try {
+    if (path == builtin_catalogue_name) {
+      return scenarios::parse_catalogue(builtin_catalogue_text(), std::string(builtin_catalogue_name));
+    }
     return scenarios::load_catalogue(path);
   } catch (const scenarios::catalogue_error& e) {
     throw input_error(e.what());
@@ -73,7 +76,5 @@ core::variant parse_variant(const std::string& name) {
   }
   return *v;
 }
-
-std::filesystem::path default_catalogue() { return KVSIM_DEFAULT_CATALOGUE; }
 
 }  // namespace kvsim::tools

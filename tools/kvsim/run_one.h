@@ -18,6 +18,7 @@
 #include "sim/strategy.h"
 #include "sim/trace.h"
 #include "sim/world.h"
+#include "tools/kvsim/catalogue_location.h"
 
 namespace kvsim::tools {
 
@@ -59,7 +60,8 @@ sim::trace trace_of(const run_setup& setup, const sim::world& world);
 using inspector = std::function<void(const sim::world&, const sim::run_outcome&)>;
 void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect);
 
-// The catalogue at `path` (input_error with the catalogue's own one-line message).
+// The catalogue at `path`, or the built-in one for builtin_catalogue_name (input_error with
+// the catalogue's own one-line message).
 std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path& path);
 // The scenario called `name` (input_error naming the catalogue when absent).
 scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spec>& all,
@@ -68,8 +70,5 @@ scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spe
 core::variant parse_variant(const std::string& name);
 // "all", "damage" or "rules" (usage_error otherwise), as --checkers takes it.
 properties::checker_family parse_checkers(const std::string& name);
-
-// The catalogue kvsim reads unless --catalogue says otherwise: the source tree's.
-std::filesystem::path default_catalogue();
 
 }  // namespace kvsim::tools
