@@ -36,10 +36,18 @@ inline void require_one_line(std::string_view message) {
 }
 
 // The input as a file, for loaders that read a path (sim::load_trace, kvsim's trace input):
-// one file per process, rewritten for every input.
+// one file per process, rewritten for every input and removed when the process exits.
 inline const std::filesystem::path& scratch_file(std::span<const std::uint8_t> bytes) {
-  static const std::filesystem::path path = std::filesystem::temp_directory_path() /
-                                            ("kvsim-fuzz-" + std::to_string(::getpid()) + ".json");
+  struct scratch {
+    std::filesystem::path path = std::filesystem::temp_directory_path() /
+                                 ("kvsim-fuzz-" + std::to_string(::getpid()) + ".json");
+    ~scratch() {
+      std::error_code ignored;
+      std::filesystem::remove(path, ignored);
+    }
+  };
+  static const scratch file;
+  const std::filesystem::path& path = file.path;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
   out.close();
