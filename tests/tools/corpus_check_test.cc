@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "sim/trace.h"
+#include "tests/tools/cli_call.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/junit.h"
@@ -21,17 +22,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("kvsim_corpus_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
+using testing::read;
 
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+// A directory of this file's own (ctest runs tests of several files at once).
+fs::path fresh_dir(const std::string& name) { return testing::fresh_dir("corpus_" + name); }
 
 int run_to(const fs::path& trace, const std::string& scenario, const std::string& variant,
            const std::string& seed) {

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "scenarios/scenario_spec.h"
+#include "tests/tools/cli_call.h"
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
@@ -23,31 +24,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct captured {
-  int code = 0;
-  std::string out;
-};
-
-template <typename Command>
-captured call(Command command, const arguments& args) {
-  std::ostringstream out;
-  captured c;
-  c.code = command(args, out);
-  c.out = out.str();
-  return c;
-}
-
-fs::path fresh_dir(const std::string& name) {
-  const fs::path dir = fs::path(::testing::TempDir()) / ("kvsim_cli_" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read(const fs::path& path) {
-  std::ifstream in(path);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+using testing::call;
+using testing::captured;
+using testing::fresh_dir;
+using testing::read;
 
 TEST(KvsimList, JsonNamesEveryScenarioWithItsVariantAndInvariant) {
   const captured c = call(cmd_list, {"--json"});

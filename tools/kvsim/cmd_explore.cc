@@ -229,13 +229,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
   }
   const auto max_faults = static_cast<std::uint32_t>(flags.number_or("--max-faults", 1, 0, 16));
   // Every output is checked before the first run: a mistyped path costs nothing.
-  const auto json_file = flags.value("--json");
-  const auto junit_file = flags.value("--junit");
-  if (json_file) check_output_file("--json", *json_file);
-  if (junit_file) check_output_file("--junit", *junit_file);
-  if (json_file && junit_file && is_stdout(*json_file) && is_stdout(*junit_file)) {
-    throw usage_error("--json and --junit cannot both be - (standard output)");
-  }
+  const report_outputs reports = report_outputs::checked(flags);
   std::optional<std::filesystem::path> out_dir;
   if (const auto dir = flags.value("--out")) out_dir = prepare_output_dir("--out", *dir);
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
@@ -294,10 +288,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     if (breaking) rows.back().request.wanted_invariant = expected_invariant(*breaking, family);
   }
 
-  // The table goes where the JSON or JUnit does not: standard error when one of them is -.
-  std::ostream& table = (json_file && is_stdout(*json_file)) || (junit_file && is_stdout(*junit_file))
-                            ? std::cerr
-                            : out;
+  std::ostream& table = reports.table_stream(out);
   const interrupt_scope interrupts;
   run_rows(rows, has_budget ? std::optional(budget_seconds) : std::nullopt);
   std::vector<explore_row> shown(rows.begin(), rows.end());
@@ -318,8 +309,8 @@ int cmd_explore(const arguments& args, std::ostream& out) {
         << " (" << shown.size() << " searches, strategy " << strategy.text() << ", jobs " << jobs
         << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
         << ")\n";
-  if (json_file) write_output(*json_file, rows_json(shown).dump(2) + "\n");
-  if (junit_file) write_output(*junit_file, junit_xml(shown, shard));
+  if (reports.json) write_output(*reports.json, rows_json(shown).dump(2) + "\n");
+  if (reports.junit) write_output(*reports.junit, junit_xml(shown, shard));
   if (signal != 0) return broken > 0 ? 1 : interrupted_exit_code(signal);
   return unmet == 0 ? 0 : 1;
 }

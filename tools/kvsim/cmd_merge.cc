@@ -75,13 +75,7 @@ int cmd_merge(const arguments& args, std::ostream& out) {
   if (flags.positionals().empty()) {
     throw usage_error("expected the shards' files (kvsim explore --shard I/N --json FILE)");
   }
-  const auto json_file = flags.value("--json");
-  const auto junit_file = flags.value("--junit");
-  if (json_file) check_output_file("--json", *json_file);
-  if (junit_file) check_output_file("--junit", *junit_file);
-  if (json_file && junit_file && is_stdout(*json_file) && is_stdout(*junit_file)) {
-    throw usage_error("--json and --junit cannot both be - (standard output)");
-  }
+  const report_outputs reports = report_outputs::checked(flags);
   std::vector<shard_rows> shards;
   for (const std::string& path : flags.positionals()) shards.push_back(read_shard(path));
   const std::vector<explore_row> rows = merge_shards(shards);
@@ -89,9 +83,7 @@ int cmd_merge(const arguments& args, std::ostream& out) {
   const std::string json_text = rows_json(rows).dump(2) + "\n";
   const std::string junit_text = junit_xml(rows, shard_spec{});
 
-  std::ostream& table =
-      (json_file && is_stdout(*json_file)) || (junit_file && is_stdout(*junit_file)) ? std::cerr
-                                                                                     : out;
+  std::ostream& table = reports.table_stream(out);
   print_table(table, rows);
   const auto unmet =
       std::count_if(rows.begin(), rows.end(), [](const explore_row& r) { return !r.met(); });
@@ -102,8 +94,8 @@ int cmd_merge(const arguments& args, std::ostream& out) {
                        : std::to_string(unmet) + " expectation(s) not met")
         << " (" << rows.size() << " searches, strategy " << rows.front().request.strategy.text()
         << ", " << shards.size() << " shards merged)\n";
-  if (json_file) write_output(*json_file, json_text);
-  if (junit_file) write_output(*junit_file, junit_text);
+  if (reports.json) write_output(*reports.json, json_text);
+  if (reports.junit) write_output(*reports.junit, junit_text);
   return unmet == 0 && cut_short == 0 ? 0 : 1;
 }
 

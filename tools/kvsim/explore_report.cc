@@ -6,6 +6,7 @@
 
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/junit.h"
 
 namespace kvsim::tools {
 namespace {
@@ -14,21 +15,6 @@ std::string seconds_text(double seconds) {
   char text[32];
   std::snprintf(text, sizeof text, "%.3fs", seconds);
   return text;
-}
-
-std::string xml_escaped(const std::string& text) {
-  std::string out;
-  for (const char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default: out += c;
-    }
-  }
-  return out;
 }
 
 std::string result_text(const explore_row& row) {
@@ -249,39 +235,34 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows) {
 }
 
 std::string junit_xml(const std::vector<explore_row>& rows, shard_spec shard) {
-  std::size_t failures = 0;
-  double total = 0;
-  for (const explore_row& row : rows) {
-    failures += row.met() ? 0 : 1;
-    total += row.result.seconds;
-  }
   const std::string shard_text = shard.count > 1 ? " shard " + std::to_string(shard.index) + "/" +
                                                        std::to_string(shard.count)
                                                  : std::string();
-  const std::string suite = "kvsim explore" + shard_text;
-  std::ostringstream xml;
-  xml << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
-      << "<testsuites name=\"" << xml_escaped(suite) << "\" tests=\"" << rows.size()
-      << "\" failures=\"" << failures << "\" time=\"" << total << "\">\n"
-      << "  <testsuite name=\"" << xml_escaped(suite) << "\" tests=\"" << rows.size()
-      << "\" failures=\"" << failures << "\" errors=\"0\" time=\"" << total << "\">\n";
+  std::vector<junit::test_case> cases;
   for (const explore_row& row : rows) {
-    const std::string name = row.request.spec.name + " [" + row.request.variant_label + ", " +
-                             row.request.strategy.text() + (shard.count > 1 ? "," : "") +
-                             shard_text + "]";
-    xml << "    <testcase classname=\"kvsim.explore." << xml_escaped(row.request.spec.name)
-        << "\" name=\"" << xml_escaped(name) << "\" time=\"" << row.result.seconds << "\">\n";
+    junit::test_case c;
+    c.classname = "kvsim.explore." + row.request.spec.name;
+    c.name = row.request.spec.name + " [" + row.request.variant_label + ", " +
+             row.request.strategy.text() + (shard.count > 1 ? "," : "") + shard_text + "]";
+    c.seconds = row.result.seconds;
+    const shown_finding shown = first_shown(row.result);
+    // Where the first finding's trace is and how to get it again: in the failure's body and
+    // in the case's output, so a CI page shows it for a red row and a green one alike.
+    std::string where;
+    if (shown.finding != nullptr) {
+      where = "trace: " + shown.trace.value_or("(not written: give --out DIR)");
+      for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
+        where += "\nreproduce: " + command;
+      }
+    }
     if (!row.met()) {
       std::string why;
       if (const auto missed = row.unexercised_probes(); !missed.empty() && row.result.findings == 0) {
         why = "unexercised: no run hit the declared probe(s)";
         for (const std::string& probe_name : missed) why += " " + probe_name;
       } else if (row.expected == expectation::clean) {
-        const sim::finding& f = row.result.first ? *row.result.first : *row.result.first_other;
-        const std::uint64_t seed =
-            row.result.first ? *row.result.first_seed : *row.result.first_other_seed;
-        why = "expected clean, found " + f.invariant + " at seed " + std::to_string(seed) + ": " +
-              f.message;
+        why = "expected clean, found " + shown.finding->invariant + " at seed " +
+              std::to_string(shown.seed) + ": " + shown.finding->message;
       } else if (row.result.first_other) {
         why = "expected " + row.request.wanted_invariant.value_or("a finding") + ", found only " +
               row.result.first_other->invariant + " (" + std::to_string(row.result.other_findings) +
@@ -290,30 +271,17 @@ std::string junit_xml(const std::vector<explore_row>& rows, shard_spec shard) {
       } else {
         why = "expected a finding, none in " + std::to_string(row.result.runs) + " runs";
       }
-      std::string body;
-      if (const shown_finding shown = first_shown(row.result); shown.finding != nullptr) {
-        body = "trace: " + shown.trace.value_or("(not written: give --out DIR)") + "\n";
-        for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
-          body += "reproduce: " + command + "\n";
-        }
-      }
-      xml << "      <failure message=\"" << xml_escaped(why) << "\">" << xml_escaped(body)
-          << "</failure>\n";
+      c.failed = junit::failure{why, where.empty() ? where : where + "\n"};
     }
-    std::string out = "runs " + std::to_string(row.result.runs) + ", findings " +
-                      std::to_string(row.result.findings);
-    if (row.result.interrupted) out += ", interrupted";
-    if (const shown_finding shown = first_shown(row.result); shown.finding != nullptr) {
-      out += "\nfirst finding: " + shown.finding->message;
-      out += "\ntrace: " + shown.trace.value_or("(not written: give --out DIR)");
-      for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
-        out += "\nreproduce: " + command;
-      }
+    c.system_out = "runs " + std::to_string(row.result.runs) + ", findings " +
+                   std::to_string(row.result.findings);
+    if (row.result.interrupted) c.system_out += ", interrupted";
+    if (shown.finding != nullptr) {
+      c.system_out += "\nfirst finding: " + shown.finding->message + "\n" + where;
     }
-    xml << "      <system-out>" << xml_escaped(out) << "</system-out>\n    </testcase>\n";
+    cases.push_back(std::move(c));
   }
-  xml << "  </testsuite>\n</testsuites>\n";
-  return xml.str();
+  return junit::report_xml("kvsim explore" + shard_text, cases);
 }
 
 }  // namespace kvsim::tools

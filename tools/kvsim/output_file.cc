@@ -65,6 +65,18 @@ std::filesystem::path prepare_output_dir(const std::string& flag, const std::str
   return dir;
 }
 
+void report_outputs::check() const {
+  if (json) check_output_file("--json", *json);
+  if (junit) check_output_file("--junit", *junit);
+  if (json && junit && is_stdout(*json) && is_stdout(*junit)) {
+    throw usage_error("--json and --junit cannot both be - (standard output)");
+  }
+}
+
+std::ostream& report_outputs::table_stream(std::ostream& out) const {
+  return (json && is_stdout(*json)) || (junit && is_stdout(*junit)) ? std::cerr : out;
+}
+
 void write_output(const std::string& path, const std::string& text) {
   if (is_stdout(path)) {
     std::cout << text << std::flush;
