@@ -1,6 +1,7 @@
 // kvsim: the command-line tool. One subcommand per job: list and run for a first look,
 // explore for CI property runs, replay / shrink / export for a recorded failure, demo for the
 // main job (explore --all), real for the GPU backend.
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <new>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "tools/kvsim/build_info.h"
+#include "tools/kvsim/catalogue_location.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #ifdef KVSIM_HAVE_REAL_BACKEND
@@ -42,7 +44,15 @@ using command = std::function<int(const kvsim::tools::arguments&, std::ostream&)
 // `kvsim real` lives in real_backend/, built only where CUDA and NCCL are found.
 int run_real(const kvsim::tools::arguments& args, std::ostream& out) {
 #ifdef KVSIM_HAVE_REAL_BACKEND
-  return kvsim::real::run_real_command(args, out, std::cerr);
+  // The same catalogue the other commands find (an installed kvsim's, next to its binary);
+  // the real backend has no built-in copy, so it keeps its own default when only that exists.
+  kvsim::tools::arguments with_catalogue = args;
+  const auto catalogue = kvsim::tools::default_catalogue();
+  if (std::find(args.begin(), args.end(), "--catalogue") == args.end() &&
+      catalogue != kvsim::tools::builtin_catalogue_name) {
+    with_catalogue.insert(with_catalogue.end(), {"--catalogue", catalogue.string()});
+  }
+  return kvsim::real::run_real_command(with_catalogue, out, std::cerr);
 #else
   (void)args;
   (void)out;
