@@ -12,8 +12,9 @@
 // counts nonces within it, so a restarted rank mints tokens no earlier capture matches.
 //
 // Keys are per cluster and supplied by the caller: there is no global key and no global state
-// here (libsodium's one-time initialisation is idempotent and thread-safe). Every copy of a
-// key the core holds is wiped (sodium_memzero) when it is destroyed.
+// here (libsodium's one-time initialisation is idempotent and thread-safe, and done once per
+// key, not per message). Every copy of a key, or of the MAC state prepared from it, that the
+// core holds is wiped (sodium_memzero) when it is destroyed.
 #include <array>
 #include <cstdint>
 #include <map>
@@ -53,6 +54,31 @@ struct abort_token {
   friend bool operator==(const abort_token&, const abort_token&) = default;
 };
 
+// The MAC of abort tokens under one cluster key, with HMAC-SHA-512-256's key state (the
+// inner and outer hashes keyed, and the domain tag absorbed) prepared once per key: each
+// message then costs a copy of that state and two SHA-512 blocks, instead of a key schedule
+// and four. The MACs are byte for byte those of crypto_auth over the same message. The
+// prepared state is as secret as the key and is wiped with it.
+class token_mac {
+ public:
+  explicit token_mac(const cluster_key& key);
+  token_mac(const token_mac&) = default;
+  token_mac& operator=(const token_mac&) = default;
+  ~token_mac();
+
+  std::array<std::uint8_t, abort_mac_bytes> sign(const abort_token& token) const;
+  // True when `token.mac` is this key's MAC of the token; compared in constant time.
+  bool verify(const abort_token& token) const;
+
+  // libsodium's crypto_auth_hmacsha512256_state, held as bytes so that this header does not
+  // need <sodium.h> (an installed consumer links libsodium but need not see its headers);
+  // abort_token.cc checks the size.
+  static constexpr std::size_t state_bytes = 416;
+
+ private:
+  alignas(8) std::array<std::uint8_t, state_bytes> prepared_{};
+};
+
 class abort_token_issuer {
  public:
   // `epoch` must differ between any two starts of any issuer under `key` (draw it at random);
@@ -65,7 +91,7 @@ class abort_token_issuer {
 
  private:
   rank_id issuer_;
-  cluster_key key_;
+  token_mac mac_;
   std::uint64_t epoch_;
   event_sink& sink_;
   std::uint64_t next_nonce_ = 1;
@@ -103,7 +129,7 @@ class abort_token_verifier {
                                  bool between_parties);
 
   rank_id rank_;
-  cluster_key key_;
+  token_mac mac_;
   event_sink& sink_;
   // Per (room, generation): (issuer, epoch, nonce, presenter) of every accepted token.
   std::map<room_key, std::set<seen_entry>> seen_;
@@ -111,7 +137,8 @@ class abort_token_verifier {
   bounded_key_set retired_;
 };
 
-// The MAC check alone, without duplicate memory: true when `token` was made with `key`.
+// The MAC check alone, without duplicate memory: true when `token` was made with `key`. It
+// prepares the key for this one call; code that checks many tokens holds a token_mac.
 bool is_authentic(const abort_token& token, const cluster_key& key);
 
 }  // namespace kvsim::core

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
+#include <sodium.h>
 
 #include <array>
 #include <cstdint>
@@ -10,6 +11,7 @@
 #include <optional>
 #include <ostream>
 #include <set>
+#include <string_view>
 #include <tuple>
 #include <variant>
 #include <vector>
@@ -615,6 +617,94 @@ RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAcc
     }
     RC_ASSERT(c.verifier.remembered() == seen.size());
   }
+}
+
+// The MAC as the core computed it before it prepared the key state once per key (issue 15):
+// one-shot crypto_auth over the versioned domain tag and the token's fields, little-endian.
+// Recorded tokens and any peer still on the old code depend on these bytes staying the same.
+std::array<std::uint8_t, abort_mac_bytes> one_shot_mac(const abort_token& token,
+                                                       const cluster_key& key) {
+  constexpr std::string_view domain = "kvsim-abort-token-v2/issuer=decode/audience=prefill";
+  std::vector<std::uint8_t> message(domain.begin(), domain.end());
+  const auto append_le = [&message](auto value) {
+    for (std::size_t i = 0; i < sizeof(value); ++i) {
+      message.push_back(static_cast<std::uint8_t>(value >> (8 * i)));
+    }
+  };
+  append_le(token.key.room);
+  append_le(token.key.generation);
+  append_le(token.issuer);
+  append_le(token.audience);
+  append_le(token.epoch);
+  append_le(token.nonce);
+  std::array<std::uint8_t, abort_mac_bytes> mac{};
+  crypto_auth(mac.data(), message.data(), message.size(), key.bytes.data());
+  return mac;
+}
+
+abort_token any_token_fields() {
+  abort_token token;
+  token.key = any_room_key();
+  token.issuer = *rc::gen::arbitrary<rank_id>();
+  token.audience = *rc::gen::arbitrary<rank_id>();
+  token.epoch = *rc::gen::arbitrary<std::uint64_t>();
+  token.nonce = *rc::gen::arbitrary<std::uint64_t>();
+  return token;
+}
+
+RC_GTEST_PROP(AbortTokenProperty, ThePreparedKeyStateMacsAsOneShotCryptoAuthDoes, ()) {
+  const cluster_key key = any_cluster_key();
+  const token_mac prepared(key);
+  // Many messages under one prepared state: the state is copied per message, never consumed.
+  const auto messages = *rc::gen::inRange<int>(1, 8);
+  for (int i = 0; i < messages; ++i) {
+    abort_token token = any_token_fields();
+    const auto expected = one_shot_mac(token, key);
+    RC_ASSERT(prepared.sign(token) == expected);
+    token.mac = expected;
+    RC_ASSERT(prepared.verify(token));
+    RC_ASSERT(token_mac(prepared).verify(token));  // a copy holds the same state
+    RC_ASSERT(is_authentic(token, key));
+  }
+}
+
+RC_GTEST_PROP(AbortTokenProperty, IssuedTokensCarryTheOneShotMac, ()) {
+  const cluster_key key = any_cluster_key();
+  const abort_token token = any_genuine_token(key, any_room_key());
+  RC_ASSERT(token.mac == one_shot_mac(token, key));
+}
+
+RC_GTEST_PROP(AbortTokenProperty, ThePreparedStateRefusesAnAlteredToken, ()) {
+  const cluster_key key = any_cluster_key();
+  const token_mac prepared(key);
+  abort_token token = any_token_fields();
+  token.mac = prepared.sign(token);
+  abort_token altered = token;
+  if (*rc::gen::arbitrary<bool>()) {
+    altered.mac[*rc::gen::inRange<std::size_t>(0, abort_mac_bytes)] ^= any_nonzero<std::uint8_t>();
+  } else {
+    altered.nonce ^= any_nonzero<std::uint64_t>();
+  }
+  RC_ASSERT(prepared.verify(token));
+  RC_ASSERT(!prepared.verify(altered));
+  // Another cluster's prepared state refuses the genuine token.
+  cluster_key other = key;
+  other.bytes[*rc::gen::inRange<std::size_t>(0, abort_key_bytes)] ^= any_nonzero<std::uint8_t>();
+  RC_ASSERT(!token_mac(other).verify(token));
+}
+
+// A known answer, pinned: the MAC of one fixed token under one fixed key, as the one-shot
+// crypto_auth of the v2 message gave it before the change (and as Python's
+// hmac.new(key, message, sha512).digest()[:32] gives it: HMAC-SHA-512 truncated to 32 bytes).
+TEST(TokenMac, KnownAnswer) {
+  abort_token token{{42, 3}, 10, 0, 0x0123456789abcdefULL, 7, {}};
+  const std::array<std::uint8_t, abort_mac_bytes> pinned = {
+      0x82, 0x0c, 0x3e, 0x1d, 0x32, 0x65, 0xf5, 0x23,
+      0xa8, 0xc6, 0x4a, 0x3f, 0x7e, 0x36, 0xa2, 0x1f,
+      0x24, 0x96, 0x67, 0xb2, 0x16, 0xf7, 0x29, 0x99,
+      0xdd, 0xc3, 0xae, 0x3e, 0x07, 0xd2, 0x53, 0x53};
+  EXPECT_EQ(one_shot_mac(token, our_cluster), pinned);
+  EXPECT_EQ(token_mac(our_cluster).sign(token), pinned);
 }
 
 }  // namespace
