@@ -6,25 +6,48 @@
 //                           recorded schedule decision): the kernel's overhead alone;
 //   BM_TestWorldDecisions   the two-rank test world (transfer, abort, collectives, real page
 //                           bytes, I1 and I8 checkers), requests back to back.
-//   BM_ExploreJobs/J        `kvsim explore` on a catalogue scenario with J worker processes,
-//                           the same 20,000 seeds each time (real time: the work is in children).
-// All report items_per_second = context switches, decisions or runs per second; the ratios to
-// the raw yield rate, and of --jobs 2 to --jobs 1, are printed at the end.
+//   BM_Page42               the catalogue's page42 on the safe core as `kvsim explore` runs it
+//                           (random strategy, seeds 1, 2, ..., every checker): decisions and
+//                           runs per CPU-second;
+//   BM_DecodeRanks/N        page42's requests on N decode ranks (every one receives and aborts):
+//                           the cost per decision as the world grows (issue 15: flat in N);
+//   BM_ExploreJobs/J        `kvsim explore` on page42 with J worker processes, the same 20,000
+//                           seeds each time (real time: the work is in children);
+//   BM_TokenThroughCore     one abort token issued and accepted through the core's
+//                           abort_token_issuer and abort_token_verifier (MAC, checks, duplicate
+//                           memory, events);
+//   BM_TokenLibsodium       the same two MACs (sign, verify) in a bare libsodium loop from a
+//                           prepared HMAC key state: the floor for the line above;
+//   BM_TokenMacOnly         the core's token_mac alone (sign, verify): the crypto's share.
+// Rates are per CPU-second unless a name ends in /real_time. The ratios (to the raw yield
+// rate, 32 decode ranks to 2, --jobs 2 to --jobs 1, the core's token cost to libsodium's) are
+// printed at the end, next to issue 15's targets. docs/performance.md has the figures.
 #include <benchmark/benchmark.h>
+#include <sodium.h>
 
+#include <array>
+#include <cmath>
 #include <boost/fiber/all.hpp>
+#include <cstring>
+#include <iomanip>
 #include <iostream>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "core/abort_token.h"
+#include "core/events.h"
+#include "core/ports.h"
 #include "properties/leak_checker.h"
 #include "properties/use_after_free_checker.h"
+#include "scenarios/catalogue.h"
 #include "scenarios/two_rank_abort.h"
 #include "sim/random_walk.h"
 #include "sim/world.h"
 #include "tools/kvsim/explore_search.h"
 #include "tools/kvsim/run_one.h"
+#include "tools/kvsim/strategy_spec.h"
 
 namespace {
 
@@ -85,11 +108,56 @@ void BM_TestWorldDecisions(benchmark::State& state) {
 }
 BENCHMARK(BM_TestWorldDecisions)->Arg(1)->Arg(100)->Unit(benchmark::kMillisecond);
 
+kvsim::scenarios::scenario_spec catalogue_scenario(const std::string& name) {
+  using namespace kvsim::tools;
+  return find_scenario(load_scenarios(default_catalogue()), name, default_catalogue());
+}
+
+// Seeds 1, 2, ... of `spec` on the safe core, one run each as `kvsim explore` makes it (random
+// strategy, the seed's fault profile, every checker, outcome only): decisions as items, runs
+// as the "runs" rate. The seeds go on across iterations so that no run is repeated.
+void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& spec) {
+  using namespace kvsim::tools;
+  const strategy_spec random = parse_strategy("random");
+  std::int64_t decisions = 0;
+  std::int64_t runs = 0;
+  std::uint64_t seed = 1;
+  for (auto _ : state) {
+    const run_setup setup{spec, kvsim::core::variant::safe(), random.text(), seed,
+                          faults_for(spec, seed), kvsim::properties::checker_family::all};
+    const auto chooser = random.make(seed);
+    const run_report report = run_once(setup, *chooser, keep::outcome_only);
+    if (report.found) state.SkipWithError("a finding on the safe core");
+    decisions += static_cast<std::int64_t>(report.decisions.size());
+    ++runs;
+    ++seed;
+  }
+  state.SetItemsProcessed(decisions);
+  state.counters["runs"] = benchmark::Counter(static_cast<double>(runs), benchmark::Counter::kIsRate);
+}
+
+void BM_Page42(benchmark::State& state) { run_seeds(state, catalogue_scenario("page42")); }
+BENCHMARK(BM_Page42)->MinTime(2.0)->Unit(benchmark::kMicrosecond);
+
+// page42 on `decode_ranks` decode ranks: each request goes from the prefill rank to every
+// decode rank and is aborted by all of them. Put through the catalogue's parser, so that the
+// world is one `kvsim` would accept (scenarios/scenario_caps.h).
+kvsim::scenarios::scenario_spec page42_on(std::uint32_t decode_ranks) {
+  kvsim::scenarios::scenario_spec spec = catalogue_scenario("page42");
+  spec.name = "page42_decode" + std::to_string(decode_ranks);
+  spec.topology.decode_ranks = decode_ranks;
+  return kvsim::scenarios::parse_scenario(kvsim::scenarios::to_json(spec), "kvsim_bench");
+}
+
+void BM_DecodeRanks(benchmark::State& state) {
+  run_seeds(state, page42_on(static_cast<std::uint32_t>(state.range(0))));
+}
+BENCHMARK(BM_DecodeRanks)->Arg(2)->Arg(8)->Arg(32)->MinTime(1.0)->Unit(benchmark::kMicrosecond);
+
 void BM_ExploreJobs(benchmark::State& state) {
   using namespace kvsim::tools;
-  const auto all = load_scenarios(default_catalogue());
   search_request request;
-  request.spec = find_scenario(all, "b11_stale_ack", default_catalogue());
+  request.spec = catalogue_scenario("page42");
   request.variant = kvsim::core::variant::safe();
   request.variant_label = "safe";
   request.max_seed = 20000;
@@ -102,41 +170,171 @@ void BM_ExploreJobs(benchmark::State& state) {
 }
 BENCHMARK(BM_ExploreJobs)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-// Collects items_per_second per benchmark so that main can print the ratios.
+// Token events go nowhere: the benchmark is of the crypto and the books, not of a recorder.
+class discarding_sink final : public kvsim::core::event_sink {
+ public:
+  void emit(const kvsim::core::event&) override {}
+};
+
+kvsim::core::cluster_key bench_cluster_key() {
+  kvsim::core::cluster_key key;
+  randombytes_buf(key.bytes.data(), key.bytes.size());
+  return key;
+}
+
+// One token per iteration: decode rank 1 issues it for a fresh room, prefill rank 0 accepts
+// the ABORT carrying it (MAC verified once, duplicate memory, events).
+void BM_TokenThroughCore(benchmark::State& state) {
+  using namespace kvsim::core;
+  discarding_sink sink;
+  const cluster_key key = bench_cluster_key();
+  abort_token_issuer issuer(1, key, 1, sink);
+  abort_token_verifier verifier(0, key, sink);
+  room_id room = 0;
+  for (auto _ : state) {
+    const room_key request{++room, 0};
+    const abort_token token = issuer.issue(request, 0);
+    if (!verifier.accept_abort(token, request, 1)) state.SkipWithError("a genuine token refused");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TokenThroughCore)->Unit(benchmark::kNanosecond);
+
+// The same work with libsodium alone: a message of the token's size (domain tag and fields),
+// MACed from a prepared HMAC-SHA-512-256 key state copied per message, then verified by
+// computing it again and comparing in constant time.
+void BM_TokenLibsodium(benchmark::State& state) {
+  const kvsim::core::cluster_key key = bench_cluster_key();
+  std::array<unsigned char, 51 + 36> message{};  // the domain tag and the token's fields
+  crypto_auth_hmacsha512256_state prepared;
+  crypto_auth_hmacsha512256_init(&prepared, key.bytes.data(), key.bytes.size());
+  const auto mac_of = [&](unsigned char* out) {
+    crypto_auth_hmacsha512256_state state_copy;
+    std::memcpy(&state_copy, &prepared, sizeof prepared);
+    crypto_auth_hmacsha512256_update(&state_copy, message.data(), message.size());
+    crypto_auth_hmacsha512256_final(&state_copy, out);
+  };
+  std::uint64_t nonce = 0;
+  for (auto _ : state) {
+    ++nonce;
+    std::memcpy(message.data() + message.size() - sizeof nonce, &nonce, sizeof nonce);
+    std::array<unsigned char, crypto_auth_BYTES> mac{};
+    std::array<unsigned char, crypto_auth_BYTES> check{};
+    mac_of(mac.data());
+    mac_of(check.data());
+    if (crypto_verify_32(mac.data(), check.data()) != 0) state.SkipWithError("MAC mismatch");
+  }
+  sodium_memzero(&prepared, sizeof prepared);
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TokenLibsodium)->Unit(benchmark::kNanosecond);
+
+// The core's MAC alone (kvsim::core::token_mac, as the issuer and the verifier hold it): sign
+// and verify one token, without the verifier's duplicate memory and events. Against
+// BM_TokenLibsodium, this is the crypto at production cost.
+void BM_TokenMacOnly(benchmark::State& state) {
+  using namespace kvsim::core;
+  const token_mac mac(bench_cluster_key());
+  abort_token token{{42, 0}, 1, 0, 1, 0, {}};
+  for (auto _ : state) {
+    ++token.nonce;
+    token.mac = mac.sign(token);
+    if (!mac.verify(token)) state.SkipWithError("a genuine token refused");
+  }
+  state.SetItemsProcessed(state.iterations());
+}
+BENCHMARK(BM_TokenMacOnly)->Unit(benchmark::kNanosecond);
+
+// Collects every rate per benchmark so that main can print the ratios.
 class ratio_reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
-      const auto it = run.counters.find("items_per_second");
-      if (it != run.counters.end()) rates[run.benchmark_name()] = it->second.value;
+      for (const auto& [counter, value] : run.counters) {
+        rates[plain_name(run.benchmark_name())][counter] = value.value;
+      }
     }
   }
-  std::map<std::string, double> rates;
+  // "BM_Page42/min_time:2.000" as "BM_Page42": the name without the run options.
+  static std::string plain_name(std::string name) {
+    const auto at = name.find("/min_time:");
+    if (at == std::string::npos) return name;
+    const auto end = name.find('/', at + 1);
+    return name.erase(at, end == std::string::npos ? std::string::npos : end - at);
+  }
+  // The rate `counter` of `name` (zero when it did not run, e.g. under --benchmark_filter).
+  double rate(const std::string& name, const std::string& counter = "items_per_second") const {
+    const auto it = rates.find(name);
+    if (it == rates.end()) return 0;
+    const auto value = it->second.find(counter);
+    return value == it->second.end() ? 0 : value->second;
+  }
+  std::map<std::string, std::map<std::string, double>> rates;
 };
+
+// `part / whole`, or "n/a" when either did not run.
+std::string ratio(double part, double whole) {
+  if (part <= 0 || whole <= 0) return "n/a";
+  std::ostringstream out;
+  out << std::setprecision(3) << part / whole;
+  return out.str();
+}
+
+// A rate in whole units: 16768, not 1.677e+04.
+long long whole(double rate) { return std::llround(rate); }
+
+void print_summary(const ratio_reporter& r) {
+  const double raw = r.rate("BM_RawFiberYield");
+  const double page42_decisions = r.rate("BM_Page42");
+  const auto us_per_decision = [&](int ranks) {
+    const double rate = r.rate("BM_DecodeRanks/" + std::to_string(ranks));
+    return rate > 0 ? 1e6 / rate : 0.0;
+  };
+  const double token_core = r.rate("BM_TokenThroughCore");
+  const double token_floor = r.rate("BM_TokenLibsodium");
+  const double token_mac = r.rate("BM_TokenMacOnly");
+  const double jobs1 = r.rate("BM_ExploreJobs/1/real_time");
+  const double jobs2 = r.rate("BM_ExploreJobs/2/real_time");
+  std::cout << std::setprecision(4) << "\nsummary (rates per CPU-second unless marked real time):\n"
+            << "  raw Boost.Fiber yields:          " << raw / 1e6 << " M/s\n"
+            << "  simulator steps only:            " << r.rate("BM_SimStepsOnly") / 1e6
+            << " M decisions/s = " << ratio(r.rate("BM_SimStepsOnly"), raw) << " x raw\n"
+            << "  two-rank test world (100 req.):  " << r.rate("BM_TestWorldDecisions/100") / 1e6
+            << " M decisions/s = " << ratio(r.rate("BM_TestWorldDecisions/100"), raw) << " x raw\n"
+            << "  page42 full world:               " << page42_decisions / 1e6
+            << " M decisions/s = " << ratio(page42_decisions, raw)
+            << " x raw (issue 15 target: >= 0.25)\n"
+            << "  page42 runs:                     " << whole(r.rate("BM_Page42", "runs"))
+            << " runs/CPU-s (target: >= 20000)\n"
+            << "  page42 on 32 decode ranks, runs: " << whole(r.rate("BM_DecodeRanks/32", "runs"))
+            << " runs/CPU-s\n"
+            << "  per decision at 2 / 8 / 32 decode ranks: " << us_per_decision(2) << " / "
+            << us_per_decision(8) << " / " << us_per_decision(32)
+            << " us; 32 vs 2: " << ratio(us_per_decision(32), us_per_decision(2))
+            << " x (target: <= 1.3)\n"
+            << "  explore page42 20000 seeds (real time): --jobs 2 " << whole(jobs2)
+            << " vs --jobs 1 " << whole(jobs1) << " runs/s = " << ratio(jobs2, jobs1) << " x (target: >= 1.7 when idle)\n"
+            << "  abort token (issue + accept) through the core: "
+            << whole(token_core > 0 ? 1e9 / token_core : 0.0) << " ns; bare libsodium (sign + verify): "
+            << whole(token_floor > 0 ? 1e9 / token_floor : 0.0)
+            << " ns; core vs libsodium: " << ratio(token_floor, token_core) << " x the cost\n"
+            << "  the core's MAC alone (sign + verify): "
+            << whole(token_mac > 0 ? 1e9 / token_mac : 0.0)
+            << " ns; vs libsodium: " << ratio(token_floor, token_mac) << " x the cost\n";
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (sodium_init() < 0) {
+    std::cerr << "kvsim_bench: libsodium could not be initialised\n";
+    return 2;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   ratio_reporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
-  const auto raw = reporter.rates.find("BM_RawFiberYield");
-  if (raw != reporter.rates.end() && raw->second > 0) {
-    std::cout << "\nratios to the raw Boost.Fiber yield rate (" << raw->second / 1e6
-              << " M switches/s), measured in this run:\n";
-    for (const auto& [name, rate] : reporter.rates) {
-      if (name == raw->first || name.rfind("BM_ExploreJobs", 0) == 0) continue;
-      std::cout << "  " << name << ": " << rate / 1e6 << " M decisions/s = " << rate / raw->second
-                << " x raw\n";
-    }
-  }
-  const auto one = reporter.rates.find("BM_ExploreJobs/1/real_time");
-  const auto two = reporter.rates.find("BM_ExploreJobs/2/real_time");
-  if (one != reporter.rates.end() && two != reporter.rates.end() && one->second > 0) {
-    std::cout << "explore --jobs 2 vs --jobs 1: " << two->second << " vs " << one->second
-              << " runs/s = " << two->second / one->second << " x\n";
-  }
+  print_summary(reporter);
   return 0;
 }
