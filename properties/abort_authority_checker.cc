@@ -8,6 +8,11 @@
 
 namespace kvsim::properties {
 
+sim::event_kinds abort_authority_checker::subscriptions() const {
+  return sim::event_kinds::of<core::token_issued, core::abort_armed, core::token_accepted,
+                              core::token_rejected, core::ack_target_registered>();
+}
+
 std::optional<sim::finding> abort_authority_checker::observe(const sim::sim_event& e,
                                                              std::size_t index) {
   const auto* decided = std::get_if<sim::core_decided>(&e.body);

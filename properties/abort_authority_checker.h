@@ -41,6 +41,7 @@ namespace kvsim::properties {
 class abort_authority_checker : public sim::checker {
  public:
   const char* name() const override { return "abort_authority"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

@@ -26,6 +26,12 @@ void ack_after_drain_checker::apply(const core::event& e, event_mark at) {
   }
 }
 
+sim::event_kinds ack_after_drain_checker::subscriptions() const {
+  return sim::event_kinds::of<core::drain_ack_sent, core::room_opened, core::room_closed,
+                              core::room_cleared, core::chunk_admitted, core::chunk_released,
+                              sim::transfer_submitted, sim::transfer_ended>();
+}
+
 std::optional<sim::finding> ack_after_drain_checker::observe(const sim::sim_event& e,
                                                              std::size_t index) {
   const event_mark at{e.step, index};

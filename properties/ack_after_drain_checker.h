@@ -32,6 +32,7 @@ namespace kvsim::properties {
 class ack_after_drain_checker : public sim::checker {
  public:
   const char* name() const override { return "ack_after_drain"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

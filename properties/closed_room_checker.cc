@@ -9,6 +9,11 @@
 
 namespace kvsim::properties {
 
+sim::event_kinds closed_room_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::failure_injected, core::room_closed, core::chunk_admitted,
+                              core::status_changed, core::request_pages_released>();
+}
+
 std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e,
                                                          std::size_t index) {
   const event_mark at{e.step, index};

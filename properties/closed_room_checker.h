@@ -34,6 +34,7 @@ namespace kvsim::properties {
 class closed_room_checker : public sim::checker {
  public:
   const char* name() const override { return "closed_room"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

@@ -8,6 +8,11 @@
 
 namespace kvsim::properties {
 
+sim::event_kinds data_integrity_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::page_written, sim::transfer_page_copied,
+                              sim::storage_page_written, sim::page_read>();
+}
+
 std::optional<sim::finding> data_integrity_checker::observe(const sim::sim_event& e,
                                                             std::size_t index) {
   const event_mark at{e.step, index};

@@ -27,6 +27,7 @@ namespace kvsim::properties {
 class data_integrity_checker : public sim::checker {
  public:
   const char* name() const override { return "data_integrity"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

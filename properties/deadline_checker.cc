@@ -8,6 +8,11 @@
 
 namespace kvsim::properties {
 
+sim::event_kinds deadline_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::deadlines_checked, core::abort_armed, core::deadline_expired,
+                              core::request_finished>();
+}
+
 std::optional<sim::finding> deadline_checker::observe(const sim::sim_event& e, std::size_t index) {
   const event_mark at{e.step, index};
   if (const auto* checked = std::get_if<sim::deadlines_checked>(&e.body)) {

@@ -28,6 +28,7 @@ namespace kvsim::properties {
 class deadline_checker : public sim::checker {
  public:
   const char* name() const override { return "deadline"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

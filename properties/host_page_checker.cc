@@ -7,6 +7,11 @@
 
 namespace kvsim::properties {
 
+sim::event_kinds host_page_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::storage_page_written, core::host_pages_allocated,
+                              core::host_pages_freed>();
+}
+
 std::optional<sim::finding> host_page_checker::observe(const sim::sim_event& e, std::size_t index) {
   const event_mark at{e.step, index};
   if (const auto* write = std::get_if<sim::storage_page_written>(&e.body)) {

@@ -33,6 +33,7 @@ namespace kvsim::properties {
 class host_page_checker : public sim::checker {
  public:
   const char* name() const override { return "host_page"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

@@ -5,6 +5,12 @@
 
 namespace kvsim::properties {
 
+// Every decision: any decision made during a call to ignore, but a refusal, is a finding.
+sim::event_kinds ignored_call_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::ignored_call_attempted, sim::core_decided,
+                              sim::ignored_call_answered>();
+}
+
 std::optional<sim::finding> ignored_call_checker::observe(const sim::sim_event& e,
                                                           std::size_t index) {
   if (const auto* call = std::get_if<sim::ignored_call_attempted>(&e.body)) {

@@ -20,6 +20,7 @@ namespace kvsim::properties {
 class ignored_call_checker : public sim::checker {
  public:
   const char* name() const override { return "ignored_call"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

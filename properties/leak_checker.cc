@@ -98,6 +98,10 @@ rank_leak leak_of(core::rank_id rank, const rank_view& view) {
 
 }  // namespace
 
+sim::event_kinds leak_checker::subscriptions() const {
+  return page_ownership::kinds() | sim::event_kinds::of<sim::rank_stopped, sim::core_audited>();
+}
+
 std::optional<sim::finding> leak_checker::observe(const sim::sim_event& e, std::size_t index) {
   if (const auto* stopped = std::get_if<sim::rank_stopped>(&e.body)) stopped_.insert(stopped->rank);
   ownership_.observe(e, index);

@@ -47,6 +47,12 @@ void compare_count(std::vector<std::string>& problems, const char* what, std::ui
 
 }  // namespace
 
+// check_decision reads allocations, frees and lease ends: all of them page_ownership's kinds.
+sim::event_kinds ledger_audit_checker::subscriptions() const {
+  return page_ownership::kinds() |
+         sim::event_kinds::of<sim::ledger_created, sim::ledger_audited>();
+}
+
 std::optional<sim::finding> ledger_audit_checker::observe(const sim::sim_event& e,
                                                           std::size_t index) {
   if (const auto* created = std::get_if<sim::ledger_created>(&e.body)) {
@@ -69,9 +75,13 @@ std::optional<sim::finding> ledger_audit_checker::observe(const sim::sim_event& 
 std::optional<sim::finding> ledger_audit_checker::check_decision(const core::event& e,
                                                                  std::uint64_t step,
                                                                  std::size_t index) {
-  const std::string where = "rank " + std::to_string(e.rank) + " at step " + std::to_string(step);
+  // Words only for a finding: this runs at every ledger decision.
   const auto books = [&](const std::string& what) {
-    return sim::finding{"I8", "I8: " + where + ": " + what, {index}, {}};
+    return sim::finding{"I8",
+                        "I8: rank " + std::to_string(e.rank) + " at step " + std::to_string(step) +
+                            ": " + what,
+                        {index},
+                        {}};
   };
   const auto list = free_lists_.find(e.rank);
   if (const auto* allocated = std::get_if<core::pages_allocated>(&e.body);

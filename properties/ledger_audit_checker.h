@@ -29,6 +29,7 @@ namespace kvsim::properties {
 class ledger_audit_checker : public sim::checker {
  public:
   const char* name() const override { return "ledger_audit"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

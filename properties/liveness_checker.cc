@@ -44,6 +44,11 @@ std::string liveness_checker::request_text(const rank_room& who, const request& 
          " started at t=" + us(r.started_us);
 }
 
+// Everything: any event past a request's due time is where I9 fires, whatever its kind.
+sim::event_kinds liveness_checker::subscriptions() const {
+  return sim::event_kinds::all();
+}
+
 std::optional<sim::finding> liveness_checker::observe(const sim::sim_event& e, std::size_t index) {
   // Overdue before this event counts: a request_finished that comes too late still fires.
   if (auto found = check_deadlines(e.step, e.time_us, index)) return found;

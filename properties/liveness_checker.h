@@ -41,6 +41,7 @@ class liveness_checker : public sim::checker {
       : heal_from_us_(heal_from_us), bound_us_(bound_us) {}
 
   const char* name() const override { return "liveness"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
   std::optional<sim::finding> at_quiescence() override;
   // "unfinished: room 7/gen 0 on rank 1 started at t=0us (step 3, pages_allocated), due by

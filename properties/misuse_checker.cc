@@ -45,6 +45,11 @@ std::string call_text(const sim::misuse_attempted& call) {
 
 }  // namespace
 
+// Every decision: whatever a rank decides during a careless call is part of its answer.
+sim::event_kinds misuse_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::core_decided, sim::misuse_attempted, sim::misuse_answered>();
+}
+
 std::optional<sim::finding> misuse_checker::observe(const sim::sim_event& e, std::size_t index) {
   ownership_.observe(e, index);
   if (const auto* decided = std::get_if<sim::core_decided>(&e.body)) {

@@ -43,6 +43,7 @@ struct predicted_refusal {
 class misuse_checker : public sim::checker {
  public:
   const char* name() const override { return "misuse"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
   // Empty: by the history replayed so far the call is no misuse (the ledger would accept it).

@@ -45,6 +45,14 @@ void outcome_checker::note_core(const core::event& e, event_mark at) {
       e.body);
 }
 
+sim::event_kinds outcome_checker::subscriptions() const {
+  return sim::event_kinds::of<core::request_finished, core::abort_armed, core::deadline_expired,
+                              core::peer_death_handled, core::transfer_unconfirmed,
+                              core::allocation_refused, core::pages_allocated, core::room_opened,
+                              sim::fault_fired, sim::rank_stopped, sim::failure_injected,
+                              sim::transfer_ended, sim::transfer_timed_out>();
+}
+
 std::optional<sim::finding> outcome_checker::observe(const sim::sim_event& e, std::size_t index) {
   const event_mark at{e.step, index};
   if (const auto* decided = std::get_if<sim::core_decided>(&e.body)) {

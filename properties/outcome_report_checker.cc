@@ -26,6 +26,13 @@ sim::finding make_finding(const char* invariant, std::string message, std::size_
 
 }  // namespace
 
+sim::event_kinds outcome_report_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::transfer_submitted, sim::transfer_ended, sim::transfer_timed_out,
+                              sim::failure_injected, sim::message_sent, core::request_finished,
+                              core::outcome_reported, core::room_opened, core::room_closed,
+                              core::ack_target_registered>();
+}
+
 std::optional<sim::finding> outcome_report_checker::observe(const sim::sim_event& e,
                                                             std::size_t index) {
   const event_mark at{e.step, index};

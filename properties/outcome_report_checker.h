@@ -46,6 +46,7 @@ namespace kvsim::properties {
 class outcome_report_checker : public sim::checker {
  public:
   const char* name() const override { return "outcome_report"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

@@ -78,6 +78,12 @@ bool is_ledger_event(const core::event_body& body) {
 
 }  // namespace
 
+sim::event_kinds page_ownership::kinds() {
+  return sim::event_kinds::of<core::pages_allocated, core::lease_started, core::lease_ended,
+                              core::lease_quarantined, core::quarantine_confirmed,
+                              core::release_requested, core::page_freed>();
+}
+
 void page_ownership::observe(const sim::sim_event& e, std::size_t index) {
   if (const auto* decided = std::get_if<sim::core_decided>(&e.body)) {
     apply(decided->what, event_mark{e.step, index});

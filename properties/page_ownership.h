@@ -19,6 +19,7 @@
 
 #include "core/events.h"
 #include "core/ids.h"
+#include "sim/checker.h"
 #include "sim/sim_events.h"
 
 namespace kvsim::properties {
@@ -68,6 +69,8 @@ class page_ownership {
   // Replays `e` when it wraps a ledger decision; every other event leaves the view as it is.
   void observe(const sim::sim_event& e, std::size_t index);
   void apply(const core::event& e, event_mark at);
+  // The decisions apply() replays: a checker built on the view subscribes to them.
+  static sim::event_kinds kinds();
 
   // A page no ledger event named reads as free, with no history.
   const page_view& page(core::rank_id rank, core::page_index page) const;

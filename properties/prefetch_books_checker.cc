@@ -11,6 +11,14 @@ std::string rank_text(core::rank_id rank) { return "rank " + std::to_string(rank
 
 }  // namespace
 
+sim::event_kinds prefetch_books_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::storage_read_ended, core::prefetch_registered,
+                              core::prefetch_lock_taken, core::prefetch_erased,
+                              core::prefetch_classified, core::prefetch_agreed,
+                              core::prefetch_revoked, core::prefetch_drained,
+                              core::prefetch_lock_released, core::host_pages_freed>();
+}
+
 std::optional<sim::finding> prefetch_books_checker::observe(const sim::sim_event& e,
                                                             std::size_t index) {
   if (const auto* ended = std::get_if<sim::storage_read_ended>(&e.body)) {

@@ -32,6 +32,7 @@ namespace kvsim::properties {
 class prefetch_books_checker : public sim::checker {
  public:
   const char* name() const override { return "prefetch_books"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
   std::optional<sim::finding> at_quiescence() override;
 

@@ -8,6 +8,12 @@
 
 namespace kvsim::properties {
 
+sim::event_kinds prefetch_leak_checker::subscriptions() const {
+  return sim::event_kinds::of<core::prefetch_registered, core::prefetch_erased,
+                              core::prefetch_lock_taken, core::prefetch_lock_released,
+                              core::host_pages_allocated, core::host_pages_freed>();
+}
+
 std::optional<sim::finding> prefetch_leak_checker::observe(const sim::sim_event& e,
                                                            std::size_t index) {
   const auto* decided = std::get_if<sim::core_decided>(&e.body);

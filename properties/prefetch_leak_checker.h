@@ -21,6 +21,7 @@ namespace kvsim::properties {
 class prefetch_leak_checker : public sim::checker {
  public:
   const char* name() const override { return "prefetch_leak"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
   std::optional<sim::finding> at_quiescence() override;
 

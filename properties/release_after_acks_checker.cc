@@ -16,6 +16,13 @@ std::string missing_text(const std::vector<core::rank_id>& missing) {
 
 }  // namespace
 
+sim::event_kinds release_after_acks_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::transport_torn_down, sim::rank_stopped, core::abort_armed,
+                              core::drain_ack_sent, core::drain_ack_counted,
+                              core::teardown_counted, core::peer_death_handled,
+                              core::page_freed, core::request_pages_released>();
+}
+
 std::optional<sim::finding> release_after_acks_checker::observe(const sim::sim_event& e,
                                                                 std::size_t index) {
   if (const auto* torn = std::get_if<sim::transport_torn_down>(&e.body)) {

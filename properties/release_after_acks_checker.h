@@ -42,6 +42,7 @@ namespace kvsim::properties {
 class release_after_acks_checker : public sim::checker {
  public:
   const char* name() const override { return "release_after_acks"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

@@ -25,6 +25,13 @@ std::string table_of(core::rank_id rank) {
 
 }  // namespace
 
+// Every decision: one between a table's insert and the eviction it owes is a finding.
+sim::event_kinds room_books_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::lifetimes_created, sim::lifetime_misuse_attempted,
+                              sim::lifetime_misuse_answered, sim::core_decided,
+                              sim::room_table_read>();
+}
+
 std::optional<sim::finding> room_books_checker::observe(const sim::sim_event& e,
                                                         std::size_t index) {
   if (const auto* created = std::get_if<sim::lifetimes_created>(&e.body)) {

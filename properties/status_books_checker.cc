@@ -12,6 +12,13 @@ std::string status_text(const std::optional<core::kv_status>& status) {
 
 }  // namespace
 
+sim::event_kinds status_books_checker::subscriptions() const {
+  return sim::event_kinds::of<sim::status_read, sim::status_written, core::room_opened,
+                              core::chunk_admitted, core::room_closed, core::room_cleared,
+                              core::status_changed, core::status_update_ignored,
+                              core::status_forgotten>();
+}
+
 std::optional<sim::finding> status_books_checker::observe(const sim::sim_event& e,
                                                           std::size_t index) {
   if (const auto* read = std::get_if<sim::status_read>(&e.body)) {

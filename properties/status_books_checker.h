@@ -36,6 +36,7 @@ namespace kvsim::properties {
 class status_books_checker : public sim::checker {
  public:
   const char* name() const override { return "status_books"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:

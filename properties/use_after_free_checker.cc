@@ -60,6 +60,12 @@ std::string misuse_text(const core::ledger_misuse& misuse, core::rank_id rank, s
 
 }  // namespace
 
+sim::event_kinds use_after_free_checker::subscriptions() const {
+  return page_ownership::kinds() |
+         sim::event_kinds::of<core::ledger_misuse, sim::misuse_attempted, sim::misuse_answered,
+                              sim::transfer_page_copied>();
+}
+
 std::optional<sim::finding> use_after_free_checker::observe(const sim::sim_event& e,
                                                             std::size_t index) {
   if (const auto* call = std::get_if<sim::misuse_attempted>(&e.body)) {

@@ -25,6 +25,7 @@ namespace kvsim::properties {
 class use_after_free_checker : public sim::checker {
  public:
   const char* name() const override { return "use_after_free"; }
+  sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
   const page_ownership& ownership() const { return ownership_; }

@@ -271,10 +271,38 @@ void world::stop_with(finding f) {
   stopping_ = true;
 }
 
+void world::add_checker(checker& c) {
+  checkers_.push_back(&c);
+  subscriptions_.push_back(c.subscriptions());
+  subscribers_stale_ = true;
+}
+
+// Grouped by kind once (a counting sort of the subscriptions, in the order the checkers were
+// added), so that an event costs a call per checker that reads its kind only.
+void world::index_subscribers() {
+  first_subscriber_.fill(0);
+  for (const event_kinds& kinds : subscriptions_) {
+    kinds.for_each([&](std::size_t kind) { ++first_subscriber_[kind + 1]; });
+  }
+  for (std::size_t kind = 0; kind < event_kind::count; ++kind) {
+    first_subscriber_[kind + 1] += first_subscriber_[kind];
+  }
+  subscribers_.assign(first_subscriber_[event_kind::count], nullptr);
+  std::array<std::uint32_t, event_kind::count> next{};
+  std::copy_n(first_subscriber_.begin(), event_kind::count, next.begin());
+  for (std::size_t i = 0; i < checkers_.size(); ++i) {
+    subscriptions_[i].for_each([&](std::size_t kind) { subscribers_[next[kind]++] = checkers_[i]; });
+  }
+  subscribers_stale_ = false;
+}
+
 void world::feed_checkers() {
+  if (subscribers_stale_) index_subscribers();
   for (; events_checked_ < events_.size(); ++events_checked_) {
-    for (checker* c : checkers_) {
-      if (auto f = c->observe(events_[events_checked_], events_checked_)) {
+    const sim_event& e = events_[events_checked_];
+    const std::size_t kind = event_kind::of(e);
+    for (std::uint32_t i = first_subscriber_[kind]; i < first_subscriber_[kind + 1]; ++i) {
+      if (auto f = subscribers_[i]->observe(e, events_checked_)) {
         stop_with(std::move(*f));
         return;
       }

@@ -7,6 +7,7 @@
 //
 // A world runs once. Many worlds may exist in one process (one after another on a thread);
 // there is no global state.
+#include <array>
 #include <boost/fiber/context.hpp>
 #include <cstdint>
 #include <deque>
@@ -75,7 +76,8 @@ class world {
   // what it declares (a poller that declares its rank where it touches it).
   actor_id spawn(actor_name name, std::function<void()> body, std::uint64_t home);
   static constexpr std::uint64_t no_home = 0;
-  void add_checker(checker& c) { checkers_.push_back(&c); }
+  // Fed the events of c.subscriptions() (asked now), after the checkers added before it.
+  void add_checker(checker& c);
   // Lines for the wait-for graph of a deadlock (e.g. a collective group's arrivals).
   void add_wait_explainer(std::function<std::vector<std::string>()> explain) {
     wait_explainers_.push_back(std::move(explain));
@@ -215,6 +217,7 @@ class world {
   // unfinished actors never disagree with the actor records.
   void set_state(actor_id id, actor_state next);
   void feed_checkers();
+  void index_subscribers();
   // A core decision that changes who owns pages (an allocation, a free, a lease) writes
   // those pages (sim/step_log.h): whether a copy or an I/O write into a page came before or
   // after its free is what the damage checkers judge, so the two are never independent.
@@ -240,6 +243,13 @@ class world {
   std::deque<actor_record> actors_;  // deque: records never move when actors spawn mid-run
   std::vector<actor_name> names_;
   std::vector<checker*> checkers_;
+  // feed_checkers' dispatch, built from the subscriptions at the first event after an
+  // add_checker: the checkers of event kind k, in the order they were added, are
+  // subscribers_[first_subscriber_[k] .. first_subscriber_[k + 1]).
+  std::vector<event_kinds> subscriptions_;  // checkers_[i]'s
+  std::vector<checker*> subscribers_;
+  std::array<std::uint32_t, event_kind::count + 1> first_subscriber_{};
+  bool subscribers_stale_ = false;
   std::vector<std::function<std::vector<std::string>()>> wait_explainers_;
   std::map<std::uint64_t, pending_delivery> deliveries_;  // by id: deterministic order
   std::uint64_t next_delivery_ = 0;
