@@ -35,6 +35,9 @@ bool scheduling_algorithm::has_ready_fibers() const noexcept {
 world::world(strategy& chooser, world_config config)
     : strategy_(chooser), config_(config), stream_(chooser), stacks_(config.stack_bytes) {
   config_.record_steps = config_.record_steps || chooser.wants_step_log();
+  // Room for a typical run's log (page42: ~180 events), so that it does not grow by
+  // reallocating and moving every event half a dozen times.
+  events_.reserve(events_reserved);
 }
 
 world::~world() {
@@ -254,8 +257,15 @@ void world::post(std::uint64_t delay_us, std::function<void()> deliver) {
     thread = (poster ^ (ordinal + 1) * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
     thread &= ~std::uint64_t{1};  // even: never an actor's identity
   }
-  deliveries_.emplace(next_delivery_++, pending_delivery{now_us_ + delay_us, std::move(deliver),
-                                                         thread, steps_});
+  const std::uint64_t id = next_delivery_++;
+  const std::uint64_t ready_at_us = now_us_ + delay_us;
+  deliveries_.emplace(id, pending_delivery{ready_at_us, std::move(deliver), thread, steps_});
+  if (ready_at_us <= now_us_) {
+    due_.push_back(id);  // the newest id: due_ stays ascending
+  } else {
+    not_yet_due_.emplace_back(ready_at_us, id);
+    std::push_heap(not_yet_due_.begin(), not_yet_due_.end(), std::greater<>{});
+  }
 }
 
 void world::report(finding f) { stop_with(std::move(f)); }
@@ -313,14 +323,19 @@ void world::feed_checkers() {
 bool world::advance_time() {
   std::optional<std::uint64_t> next;
   if (!timers_.empty()) next = timers_.begin()->first;
-  for (const auto& [id, delivery] : deliveries_) {
-    if (delivery.ready_at_us > now_us_) {
-      next = next ? std::min(*next, delivery.ready_at_us) : delivery.ready_at_us;
-    }
+  if (!not_yet_due_.empty()) {
+    const std::uint64_t delivery_at_us = not_yet_due_.front().first;
+    next = next ? std::min(*next, delivery_at_us) : delivery_at_us;
   }
   if (!next) return false;
   now_us_ = std::max(now_us_, *next);
   fence_pending_ = true;
+  while (!not_yet_due_.empty() && not_yet_due_.front().first <= now_us_) {
+    const std::uint64_t id = not_yet_due_.front().second;
+    std::pop_heap(not_yet_due_.begin(), not_yet_due_.end(), std::greater<>{});
+    not_yet_due_.pop_back();
+    due_.insert(std::lower_bound(due_.begin(), due_.end(), id), id);
+  }
   while (!timers_.empty() && timers_.begin()->first <= now_us_) {
     const actor_id id = timers_.begin()->second;
     actors_[id].timed_out = true;
@@ -525,11 +540,11 @@ actor_id world::decide_next() {
     if (config_.record_steps) {
       for (const actor_id id : ready_) threads_.push_back(actors_[id].thread);
     }
-    for (const auto& [id, delivery] : deliveries_) {
-      if (delivery.ready_at_us <= now_us_) {
-        subjects_.push_back(delivery_bit | id);
-        if (config_.record_steps) threads_.push_back(delivery.thread);
-      }
+    KVSIM_SIM_ASSERT(due_.size() + not_yet_due_.size() == deliveries_.size(),
+                     "every pending delivery is due or not yet due");
+    for (const std::uint64_t id : due_) {
+      subjects_.push_back(delivery_bit | id);
+      if (config_.record_steps) threads_.push_back(deliveries_.at(id).thread);
     }
     if (subjects_.empty()) {
       if (advance_time()) continue;
@@ -567,7 +582,9 @@ actor_id world::decide_next() {
     ++steps_;
     if (diverged() || strategy_.abandoned()) continue;
     if ((chosen & delivery_bit) != 0) {
-      auto node = deliveries_.extract(chosen & ~delivery_bit);
+      const std::uint64_t id = chosen & ~delivery_bit;
+      due_.erase(std::lower_bound(due_.begin(), due_.end(), id));
+      auto node = deliveries_.extract(id);
       if (config_.record_steps) {
         step_log_.begin_step(node.mapped().thread, chosen, node.mapped().created_at, fence_pending_);
       }

@@ -252,8 +252,14 @@ class world {
   bool subscribers_stale_ = false;
   std::vector<std::function<std::vector<std::string>()>> wait_explainers_;
   std::map<std::uint64_t, pending_delivery> deliveries_;  // by id: deterministic order
+  // The ids of deliveries_ split by time, so that a decision costs what is deliverable now,
+  // not every delivery in flight (a world with many ranks has many): due_ ascending (the
+  // schedule options' order), the rest in a min-heap by (ready_at_us, id).
+  std::vector<std::uint64_t> due_;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> not_yet_due_;
   std::uint64_t next_delivery_ = 0;
   std::vector<sim_event> events_;
+  static constexpr std::size_t events_reserved = 256;
   std::size_t events_checked_ = 0;
   std::optional<finding> found_;
   std::vector<std::uint64_t> subjects_;  // scratch for schedule options
