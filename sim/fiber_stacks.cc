@@ -1,13 +1,10 @@
 #include "sim/fiber_stacks.h"
 
-#include <algorithm>
 #include <cstdlib>
-#include <map>
 #include <new>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
-#include <vector>
 
 #include "sim/sim_assert.h"
 
@@ -55,63 +52,6 @@ void keep_the_heap_between_runs() {
 #endif
 }
 
-// This thread's spare stacks, by size. Bounded, so that one huge world (caps allow 16,384
-// transfer actors) does not pin its stacks for the rest of the process.
-class stack_cache {
- public:
-  static constexpr std::size_t spare_bytes_max = std::size_t{64} << 20;
-
-  stack_cache() { keep_the_heap_between_runs(); }
-  stack_cache(const stack_cache&) = delete;
-  stack_cache& operator=(const stack_cache&) = delete;
-  ~stack_cache() {
-    for (auto& [bytes, stacks] : spares_) {
-      for (void* bottom : stacks) std::free(bottom);
-    }
-  }
-
-  void* take(std::size_t bytes) {
-    std::vector<void*>& stacks = spares_[bytes];
-    if (stacks.empty()) {
-      void* bottom = std::malloc(bytes);
-      if (bottom == nullptr) throw std::bad_alloc();
-      return bottom;
-    }
-    void* bottom = stacks.back();
-    stacks.pop_back();
-    spare_bytes_ -= bytes;
-    return bottom;
-  }
-
-  void give_back(void* bottom, std::size_t bytes) noexcept {
-    std::vector<void*>& stacks = spares_[bytes];
-    if (spare_bytes_ + bytes > spare_bytes_max || stacks.size() == stacks.capacity()) {
-      // Full, or keeping it would allocate (a noexcept path): free it instead. Capacity
-      // grows in take() below, where an allocation may throw.
-      std::free(bottom);
-      return;
-    }
-    stacks.push_back(bottom);
-    spare_bytes_ += bytes;
-  }
-
-  // Room for every stack handed out to come back without the vector allocating.
-  void reserve_for(std::size_t bytes, std::size_t handed_out) {
-    std::vector<void*>& stacks = spares_[bytes];
-    const std::size_t cap = spare_bytes_max / bytes;
-    stacks.reserve(std::min(cap, stacks.size() + handed_out));
-  }
-
- private:
-  std::map<std::size_t, std::vector<void*>> spares_;
-  std::size_t spare_bytes_ = 0;
-};
-
-stack_cache& this_threads_stacks() {
-  thread_local stack_cache cache;
-  return cache;
-}
-
 }  // namespace
 
 fiber_stacks::~fiber_stacks() {
@@ -119,9 +59,12 @@ fiber_stacks::~fiber_stacks() {
 }
 
 boost::context::stack_context fiber_stacks::allocate() {
-  stack_cache& cache = this_threads_stacks();
-  cache.reserve_for(stack_bytes_, outstanding_ + 1);
-  char* bottom = static_cast<char*>(cache.take(stack_bytes_));
+  keep_the_heap_between_runs();
+  // From the heap, which (tuned above) keeps the stacks a finished world freed for the next
+  // one: no page faults for memory a run has just released, and no cache of our own that
+  // would have to be global or thread-local (the sim layer holds no such state).
+  char* bottom = static_cast<char*>(std::malloc(stack_bytes_));
+  if (bottom == nullptr) throw std::bad_alloc();
   ++outstanding_;
   boost::context::stack_context stack;
   stack.size = stack_bytes_;
@@ -135,7 +78,7 @@ void fiber_stacks::deallocate(boost::context::stack_context& stack) noexcept {
   char* bottom = static_cast<char*>(stack.sp) - stack.size;
   unpoison_stack_region(bottom, stack.size);
   --outstanding_;
-  this_threads_stacks().give_back(bottom, stack.size);
+  std::free(bottom);
 }
 
 }  // namespace kvsim::sim

@@ -8,11 +8,11 @@
 // know the stack's bounds (google/sanitizers issue 189). Debian's Boost.Context is not built
 // with BOOST_USE_ASAN, so the switch annotations are not available to do this for us.
 //
-// The stacks outlive the world: a world hands them back to its thread's cache of spare
-// stacks, and the next world on the thread takes them from there. Building a pool per world
-// cost every run a fresh allocation and the page faults of first touching each stack (10% of
-// a run with 32 decode ranks). Only memory is reused: a fiber never reads its stack before
-// writing it, so nothing of one run reaches the next.
+// Stacks come from the heap, which is told (once per process) to keep freed memory: the next
+// world's stacks reuse the blocks the last world freed. Building a Boost pool per world cost
+// every run fresh mappings and the page faults of first touching each stack (10% of a run
+// with 32 decode ranks). Only memory is reused: a fiber never reads its stack before writing
+// it, so nothing of one run reaches the next.
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
 
