@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/support/fnv1a.h"
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
@@ -35,14 +36,7 @@ struct run_fingerprint {
   bool operator==(const run_fingerprint&) const = default;
 };
 
-std::uint64_t fnv1a(const std::string& bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
+using kvsim::testing::fnv1a;
 
 const std::vector<scenario_spec>& catalogue() {
   static const std::vector<scenario_spec> all = load_catalogue(KVSIM_CATALOGUE);

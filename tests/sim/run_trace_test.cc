@@ -1,6 +1,7 @@
 // Traces of real runs: the same (scenario, strategy, seed) writes the same file byte for
 // byte, in this build type and in every other (the golden digest below is checked by the
 // default and the asan builds alike), and a trace loaded from disk replays its run.
+#include "tests/support/fnv1a.h"
 #include "sim/run_trace.h"
 
 #include <gtest/gtest.h>
@@ -19,14 +20,7 @@ std::string read_bytes(const std::filesystem::path& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-std::uint64_t fnv1a(const std::string& bytes) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
-  for (unsigned char c : bytes) {
-    hash ^= c;
-    hash *= 0x100000001b3ULL;
-  }
-  return hash;
-}
+using kvsim::testing::fnv1a;
 
 class RunTrace : public ::testing::Test {
  protected:

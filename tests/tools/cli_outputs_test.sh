@@ -6,19 +6,13 @@
 # device is written through, never replaced; a full disk is named as such in one line,
 # whatever --jobs; off a terminal, explore prints a progress line every 10 s.
 set -uo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/sanitizer_notes.sh"
 kvsim="$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"
 work="$(mktemp -d "${TMPDIR:-/tmp}/kvsim-outputs.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 cd "$work" || exit 2
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# AddressSanitizer's notice about an exception thrown on a fiber stack (printed once per
-# process in the asan build; google/sanitizers issue 189) is not kvsim's output.
-without_sanitizer_notes() {
-  sed -i -e '/^==[0-9]*==WARNING: ASan is ignoring requested __asan_handle_no_return/d' \
-    -e '/^False positive error reports may follow$/d' \
-    -e '/^For details see https:\/\/github.com\/google\/sanitizers\/issues\/189$/d' "$1"
-}
 
 # expect_refused NAME ARGS...: exit 2 at once, one line on stderr, nothing on stdout.
 expect_refused() {

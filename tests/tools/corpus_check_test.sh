@@ -5,19 +5,13 @@
 # one test case per trace.
 # usage: corpus_check_test.sh KVSIM CORPUS_DIR
 set -uo pipefail
+source "$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/sanitizer_notes.sh"
 kvsim="$1"
 corpus="$2"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 failures=0
 fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
-# AddressSanitizer's notice about an exception thrown on a fiber stack (printed once per
-# process in the asan build; google/sanitizers issue 189) is not kvsim's output.
-without_sanitizer_notes() {
-  sed -i -e '/^==[0-9]*==WARNING: ASan is ignoring requested __asan_handle_no_return/d' \
-    -e '/^False positive error reports may follow$/d' \
-    -e '/^For details see https:\/\/github.com\/google\/sanitizers\/issues\/189$/d' "$1"
-}
 
 # expect_bad_input NAMED ARGS...: exit 2, nothing on stdout, one "kvsim check: " line on
 # stderr that contains NAMED (what it must name; "" for anything).
