@@ -97,7 +97,11 @@ bool is_authentic(const abort_token& token, const cluster_key& key) {
 
 abort_token_issuer::abort_token_issuer(rank_id issuer, const cluster_key& key,
                                        std::uint64_t epoch, event_sink& sink)
-    : issuer_(issuer), mac_(key), epoch_(epoch), sink_(sink) {
+    : abort_token_issuer(issuer, token_mac(key), epoch, sink) {}
+
+abort_token_issuer::abort_token_issuer(rank_id issuer, const token_mac& mac, std::uint64_t epoch,
+                                       event_sink& sink)
+    : issuer_(issuer), mac_(mac), epoch_(epoch), sink_(sink) {
   KVSIM_INVARIANT(epoch != 0, "an abort token issuer needs an epoch drawn at its start");
 }
 
@@ -110,7 +114,11 @@ abort_token abort_token_issuer::issue(room_key key, rank_id audience) {
 
 abort_token_verifier::abort_token_verifier(rank_id rank, const cluster_key& key,
                                            event_sink& sink, std::uint32_t remembered_max)
-    : rank_(rank), mac_(key), sink_(sink), seen_order_(remembered_max), retired_(remembered_max) {}
+    : abort_token_verifier(rank, token_mac(key), sink, remembered_max) {}
+
+abort_token_verifier::abort_token_verifier(rank_id rank, const token_mac& mac, event_sink& sink,
+                                           std::uint32_t remembered_max)
+    : rank_(rank), mac_(mac), sink_(sink), seen_order_(remembered_max), retired_(remembered_max) {}
 
 status<token_rejection> abort_token_verifier::accept_abort(const abort_token& token,
                                                            room_key expected, rank_id presenter) {

@@ -85,6 +85,10 @@ class abort_token_issuer {
   // zero is refused as the sign of a caller that did not draw one.
   abort_token_issuer(rank_id issuer, const cluster_key& key, std::uint64_t epoch,
                      event_sink& sink);
+  // The same with the key already prepared: a process that starts many issuers and verifiers
+  // under one key (a simulator starting a cluster per run) keys HMAC once, not per object.
+  abort_token_issuer(rank_id issuer, const token_mac& mac, std::uint64_t epoch,
+                     event_sink& sink);
 
   // A token for the ABORT of `key` sent to prefill rank `audience`.
   abort_token issue(room_key key, rank_id audience);
@@ -102,6 +106,9 @@ class abort_token_verifier {
   // `remembered_max` bounds both memories: the (room, generation)s with accepted tokens (the
   // oldest's memory goes when full) and the forgotten ones that keep being refused.
   abort_token_verifier(rank_id rank, const cluster_key& key, event_sink& sink,
+                       std::uint32_t remembered_max = 4096);
+  // The same with the key already prepared (see abort_token_issuer).
+  abort_token_verifier(rank_id rank, const token_mac& mac, event_sink& sink,
                        std::uint32_t remembered_max = 4096);
 
   // Accepts a genuine token for exactly `expected` that passes between its two parties, in

@@ -248,6 +248,27 @@ TEST_F(AbortTokens, ATokenFromAnotherClusterIsForged) {
   expect_refusal(token, request_a, prefill_rank, token_rejection::forged);
 }
 
+TEST_F(AbortTokens, APreparedKeyIssuesAndVerifiesExactlyAsTheKeyItself) {
+  // One prepared token_mac shared by many issuers and verifiers (the simulator keys HMAC once
+  // per process) must be the same key: tokens cross both ways, and another cluster's prepared
+  // key still forges.
+  const token_mac prepared(our_cluster);
+  recording_sink prepared_sink;
+  abort_token_issuer prepared_issuer{decode_rank + 1, prepared, 1, prepared_sink};
+  abort_token_verifier prepared_verifier{verifier_rank, prepared, prepared_sink};
+  const abort_token from_prepared = prepared_issuer.issue(request_a, prefill_rank);
+  EXPECT_TRUE(is_authentic(from_prepared, our_cluster));
+  const abort_token from_key = issuer.issue(request_b, prefill_rank);
+  EXPECT_EQ(prepared.sign(from_key), from_key.mac);
+  EXPECT_TRUE(prepared_verifier.accept_ack(from_key, request_b, prefill_rank).ok());
+
+  const token_mac foreign(other_cluster);
+  abort_token_issuer foreign_issuer{decode_rank, foreign, 1, prepared_sink};
+  const abort_token forged = foreign_issuer.issue(request_a, prefill_rank);
+  EXPECT_FALSE(is_authentic(forged, our_cluster));
+  expect_refusal(forged, request_a, prefill_rank, token_rejection::forged);
+}
+
 TEST_F(AbortTokens, ForgedIsCheckedBeforeTheDuplicateMemory) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
   ASSERT_TRUE(verifier.accept_ack(token, request_a, prefill_rank));
