@@ -95,15 +95,50 @@ const char* to_string(frame_type type) {
       return "control";
     case frame_type::nccl_id:
       return "nccl_id";
+    case frame_type::challenge:
+      return "challenge";
+    case frame_type::proof:
+      return "proof";
   }
   return "unknown";
 }
 
-std::vector<std::uint8_t> encode_hello(core::rank_id rank) {
+const char* to_string(core::control_kind kind) {
+  switch (kind) {
+    case core::control_kind::metadata:
+      return "METADATA";
+    case core::control_kind::abort:
+      return "ABORT";
+    case core::control_kind::abort_ack:
+      return "ABORT_ACK";
+    case core::control_kind::status:
+      return "STATUS";
+    case core::control_kind::chunk_ready:
+      return "CHUNK_READY";
+  }
+  return "unknown";
+}
+
+std::vector<std::uint8_t> encode_hello(const hello_fields& hello) {
   writer w(frame_type::hello);
   w.put<std::uint32_t>(hello_magic);
   w.put<std::uint16_t>(wire_version);
-  w.put<std::uint32_t>(rank);
+  w.put<std::uint32_t>(hello.rank);
+  w.put_bytes(hello.nonce);
+  return w.finish();
+}
+
+std::vector<std::uint8_t> encode_challenge(const challenge_fields& challenge) {
+  writer w(frame_type::challenge);
+  w.put<std::uint32_t>(challenge.rank);
+  w.put_bytes(challenge.nonce);
+  w.put_bytes(challenge.mac);
+  return w.finish();
+}
+
+std::vector<std::uint8_t> encode_proof(const handshake_mac& mac) {
+  writer w(frame_type::proof);
+  w.put_bytes(mac);
   return w.finish();
 }
 
@@ -143,7 +178,7 @@ frame_header decode_header(std::span<const std::uint8_t> header) {
   const auto type = r.get<std::uint8_t>("type");
   r.end();
   if (type < static_cast<std::uint8_t>(frame_type::hello) ||
-      type > static_cast<std::uint8_t>(frame_type::nccl_id)) {
+      type > static_cast<std::uint8_t>(frame_type::proof)) {
     r.refuse("unknown frame type " + std::to_string(type));
   }
   if (payload > frame_payload_max) {
@@ -153,7 +188,7 @@ frame_header decode_header(std::span<const std::uint8_t> header) {
   return {static_cast<frame_type>(type), payload};
 }
 
-core::rank_id decode_hello(std::span<const std::uint8_t> payload) {
+hello_fields decode_hello(std::span<const std::uint8_t> payload) {
   reader r(payload, "hello frame");
   const auto magic = r.get<std::uint32_t>("magic");
   if (magic != hello_magic) r.refuse("not a kvsim peer (magic " + std::to_string(magic) + ")");
@@ -162,9 +197,29 @@ core::rank_id decode_hello(std::span<const std::uint8_t> payload) {
     r.refuse("wire version " + std::to_string(version) + ", this kvsim speaks " +
              std::to_string(wire_version));
   }
-  const auto rank = r.get<std::uint32_t>("rank");
+  hello_fields hello;
+  hello.rank = r.get<std::uint32_t>("rank");
+  r.get_bytes(hello.nonce, "nonce");
   r.end();
-  return rank;
+  return hello;
+}
+
+challenge_fields decode_challenge(std::span<const std::uint8_t> payload) {
+  reader r(payload, "challenge frame");
+  challenge_fields challenge;
+  challenge.rank = r.get<std::uint32_t>("rank");
+  r.get_bytes(challenge.nonce, "nonce");
+  r.get_bytes(challenge.mac, "mac");
+  r.end();
+  return challenge;
+}
+
+handshake_mac decode_proof(std::span<const std::uint8_t> payload) {
+  reader r(payload, "proof frame");
+  handshake_mac mac{};
+  r.get_bytes(mac, "mac");
+  r.end();
+  return mac;
 }
 
 core::control_message decode_control(std::span<const std::uint8_t> payload) {

@@ -2,14 +2,21 @@
 // The control plane's wire format between prefill and decode processes (and the NCCL id
 // exchange): length-prefixed frames, every integer little-endian, nothing implicit.
 //
-//   frame   = payload_length u32 | type u8 | payload
-//   hello   = magic u32 "kvsm" | version u16 | rank u32                (first frame on a link)
-//   control = kind u8 | from u32 | room u64 | generation u32
-//             | has_token u8 [ room u64 | generation u32 | issuer u32 | audience u32
-//                              | epoch u64 | nonce u64 | mac 32 bytes ]
-//             | page_count u32 | page u32 * page_count
-//             | has_status u8 [ status u8 ]
-//   nccl_id = 128 opaque bytes (ncclUniqueId)
+//   frame     = payload_length u32 | type u8 | payload
+//   hello     = magic u32 "kvsm" | version u16 | rank u32 | nonce 32 bytes
+//                                                  (first frame on a link, from the connector)
+//   challenge = rank u32 | nonce 32 bytes | mac 32 bytes     (the acceptor's answer)
+//   proof     = mac 32 bytes                                  (the connector's last word)
+//   control   = kind u8 | from u32 | room u64 | generation u32
+//               | has_token u8 [ room u64 | generation u32 | issuer u32 | audience u32
+//                                | epoch u64 | nonce u64 | mac 32 bytes ]
+//               | page_count u32 | page u32 * page_count
+//               | has_status u8 [ status u8 ]
+//   nccl_id   = 128 opaque bytes (ncclUniqueId)
+//
+// Hello, challenge and proof are the handshake that authenticates a link (link_auth.h); they
+// travel in the clear. Every frame after it is sealed (frame_seal.h): the header as above,
+// with payload_length counting the sealed payload (ciphertext and its 16-byte tag).
 //
 // Decoding trusts nothing: an unknown type or kind, a length over the limit, a truncated
 // field, an out-of-range enum or trailing bytes are refused with one control_plane_error line
@@ -23,15 +30,36 @@
 
 namespace kvsim::real {
 
-enum class frame_type : std::uint8_t { hello = 1, control = 2, nccl_id = 3 };
+enum class frame_type : std::uint8_t {
+  hello = 1,
+  control = 2,
+  nccl_id = 3,
+  challenge = 4,
+  proof = 5
+};
 
 inline constexpr std::size_t frame_header_bytes = 5;
 inline constexpr std::uint32_t frame_payload_max = 1u << 20;  // 1 MiB: far above any message
 inline constexpr std::uint32_t hello_magic = 0x6d73766b;      // "kvsm" read little-endian
 // 2: tokens carry their audience and the issuer's epoch (core/abort_token.h).
-inline constexpr std::uint16_t wire_version = 2;
+// 3: links are authenticated at the hello and sealed afterwards (link_auth.h, frame_seal.h).
+inline constexpr std::uint16_t wire_version = 3;
 inline constexpr std::size_t id_blob_bytes = 128;  // NCCL_UNIQUE_ID_BYTES
 using id_blob = std::array<std::uint8_t, id_blob_bytes>;
+inline constexpr std::size_t handshake_nonce_bytes = 32;
+inline constexpr std::size_t handshake_mac_bytes = 32;  // crypto_auth (HMAC-SHA-512-256)
+using handshake_nonce = std::array<std::uint8_t, handshake_nonce_bytes>;
+using handshake_mac = std::array<std::uint8_t, handshake_mac_bytes>;
+
+struct hello_fields {
+  core::rank_id rank = 0;  // the connecting rank, as it claims (proved by the handshake)
+  handshake_nonce nonce{};
+};
+struct challenge_fields {
+  core::rank_id rank = 0;  // the accepting rank
+  handshake_nonce nonce{};
+  handshake_mac mac{};
+};
 
 struct frame_header {
   frame_type type = frame_type::hello;
@@ -39,15 +67,20 @@ struct frame_header {
 };
 
 // Whole frames (header and payload), ready to write.
-std::vector<std::uint8_t> encode_hello(core::rank_id rank);
+std::vector<std::uint8_t> encode_hello(const hello_fields& hello);
+std::vector<std::uint8_t> encode_challenge(const challenge_fields& challenge);
+std::vector<std::uint8_t> encode_proof(const handshake_mac& mac);
 std::vector<std::uint8_t> encode_control(const core::control_message& message);
 std::vector<std::uint8_t> encode_id(const id_blob& id);
 
 frame_header decode_header(std::span<const std::uint8_t> header);  // exactly 5 bytes
-core::rank_id decode_hello(std::span<const std::uint8_t> payload);
+hello_fields decode_hello(std::span<const std::uint8_t> payload);
+challenge_fields decode_challenge(std::span<const std::uint8_t> payload);
+handshake_mac decode_proof(std::span<const std::uint8_t> payload);
 core::control_message decode_control(std::span<const std::uint8_t> payload);
 id_blob decode_id(std::span<const std::uint8_t> payload);
 
 const char* to_string(frame_type type);
+const char* to_string(core::control_kind kind);  // "ABORT_ACK", as error lines name it
 
 }  // namespace kvsim::real

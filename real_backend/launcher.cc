@@ -140,12 +140,16 @@ launch_config parse_launch_environment(const environment& env) {
   return config;
 }
 
-launch_config launch_from_process_environment() {
-  return parse_launch_environment([](std::string_view name) -> std::optional<std::string> {
+environment process_environment() {
+  return [](std::string_view name) -> std::optional<std::string> {
     const char* value = std::getenv(std::string(name).c_str());
     if (value == nullptr) return std::nullopt;
     return std::string(value);
-  });
+  };
+}
+
+launch_config launch_from_process_environment() {
+  return parse_launch_environment(process_environment());
 }
 
 std::string describe(const launch_config& config) {

@@ -41,6 +41,7 @@ using environment = std::function<std::optional<std::string>(std::string_view na
 
 launch_config parse_launch_environment(const environment& env);
 launch_config launch_from_process_environment();
+environment process_environment();  // std::getenv
 
 // "rank 1 of 4 (torchrun, local rank 1), rendezvous at 10.0.0.1:29500"
 std::string describe(const launch_config& config);

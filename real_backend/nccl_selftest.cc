@@ -8,6 +8,7 @@
 #include "real_backend/id_exchange.h"
 #include "real_backend/launcher.h"
 #include "real_backend/nccl_comm.h"
+#include "real_backend/run_secret.h"
 
 namespace kvsim::real {
 namespace {
@@ -17,10 +18,15 @@ constexpr std::chrono::seconds collective_timeout{60};
 
 }  // namespace
 
-int run_nccl_check(std::ostream& out, std::ostream& err) {
+int run_nccl_check(std::ostream& out, std::ostream& err,
+                   const std::optional<std::string>& key_file) {
   launch_config config;
+  std::optional<link_key> key;  // only a launch of several ranks has links to authenticate
   try {
     config = launch_from_process_environment();
+    if (config.world_size > 1 || key_file) {  // a key file given is checked, used or not
+      key = derive_link_key(resolve_run_secret(config, process_environment(), key_file));
+    }
   } catch (const launch_error& e) {
     err << "kvsim real: " << e.what() << "\n";
     return 2;
@@ -42,11 +48,12 @@ int run_nccl_check(std::ostream& out, std::ostream& err) {
       id = nccl_communicator::new_unique_id();
       if (config.world_size > 1) {
         // Every interface: MASTER_ADDR names this node, maybe by a hostname.
-        id_server server("0.0.0.0", config.rendezvous_port);
+        id_server server("0.0.0.0", config.rendezvous_port, *key);
         server.serve(id, config.world_size - 1, rendezvous_timeout);
       }
     } else {
-      id = fetch_id(config.master_addr, config.rendezvous_port, config.rank, rendezvous_timeout);
+      id = fetch_id(config.master_addr, config.rendezvous_port, config.rank, *key,
+                    rendezvous_timeout);
     }
     auto comm = nccl_communicator::create_rank(device, id, static_cast<int>(config.world_size),
                                                static_cast<int>(config.rank));

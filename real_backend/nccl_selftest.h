@@ -4,12 +4,17 @@
 // the TCP control plane, joins one communicator on its local device and runs all_reduce MIN
 // and MAX of its rank and a barrier. Proves the multi-node plumbing with the cluster's own
 // launcher before any scenario runs there.
+#include <optional>
 #include <ostream>
+#include <string>
 
 namespace kvsim::real {
 
 // 0: the collectives agreed; 1: they disagreed; 2: usage, environment or no GPU; 3: a
 // CUDA, NCCL or control-plane failure. Errors are one "kvsim real: ..." line on `err`.
-int run_nccl_check(std::ostream& out, std::ostream& err);
+// `key_file`: --key-file's value; without it a launch of several ranks takes the run's key
+// from KVSIM_RUN_KEY (real_backend/run_secret.h).
+int run_nccl_check(std::ostream& out, std::ostream& err,
+                   const std::optional<std::string>& key_file = std::nullopt);
 
 }  // namespace kvsim::real

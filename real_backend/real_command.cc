@@ -8,6 +8,7 @@
 #include "real_backend/errors.h"
 #include "real_backend/nccl_selftest.h"
 #include "real_backend/prefetch_script.h"
+#include "real_backend/run_secret.h"
 #include "real_backend/script_support.h"
 #include "real_backend/transfer_script.h"
 #include "scenarios/catalogue.h"
@@ -18,7 +19,8 @@ namespace {
 constexpr const char* usage_text =
     "usage: kvsim real --scenario NAME [--variant V] [--json] [--catalogue FILE]\n"
     "       kvsim real --list [--catalogue FILE]\n"
-    "       kvsim real --nccl-check\n"
+    "       kvsim real --nccl-check [--key-file FILE]\n"
+    "       kvsim real --new-run-key\n"
     "Runs a scripted catalogue scenario with the production core on CUDA memory, real\n"
     "asynchronous copies and NCCL, and reports it in the simulator's finding format.\n"
     "  --scenario NAME   a scenario the real backend scripts (see --list)\n"
@@ -28,7 +30,10 @@ constexpr const char* usage_text =
     "  --catalogue FILE  the catalogue to read (default: the repository's)\n"
     "  --list            the scenarios the real backend scripts, with their breaking variant\n"
     "  --nccl-check      every process of a torchrun/srun launch joins one NCCL communicator\n"
-    "                    (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or SLURM_*)\n"
+    "                    (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT or SLURM_*);\n"
+    "                    its links prove the run's key: KVSIM_RUN_KEY (64 hex digits, the same\n"
+    "                    for every rank) or --key-file FILE (those digits, mode 600)\n"
+    "  --new-run-key     prints a fresh run key (libsodium's CSPRNG) for KVSIM_RUN_KEY\n"
     "Exit status: 0 no finding, 1 a finding, 2 usage error or no GPU, 3 the run failed.\n";
 
 struct options {
@@ -37,6 +42,8 @@ struct options {
   bool json = false;
   bool list = false;
   bool nccl_check = false;
+  bool new_run_key = false;
+  std::optional<std::string> key_file;
   bool help = false;
   std::string catalogue = KVSIM_DEFAULT_CATALOGUE;
 };
@@ -67,6 +74,10 @@ options parse(const std::vector<std::string>& args) {
       o.list = true;
     } else if (a == "--nccl-check") {
       o.nccl_check = true;
+    } else if (a == "--key-file") {
+      o.key_file = value();
+    } else if (a == "--new-run-key") {
+      o.new_run_key = true;
     } else if (a == "--help" || a == "-h") {
       o.help = true;
     } else {
@@ -74,10 +85,12 @@ options parse(const std::vector<std::string>& args) {
     }
   }
   if (o.help) return o;
-  const int modes = (o.scenario ? 1 : 0) + (o.list ? 1 : 0) + (o.nccl_check ? 1 : 0);
+  const int modes =
+      (o.scenario ? 1 : 0) + (o.list ? 1 : 0) + (o.nccl_check ? 1 : 0) + (o.new_run_key ? 1 : 0);
   if (modes == 0)
     throw usage_error{"expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')"};
-  if (modes > 1) throw usage_error{"--scenario, --list and --nccl-check go alone"};
+  if (modes > 1) throw usage_error{"--scenario, --list, --nccl-check and --new-run-key go alone"};
+  if (o.key_file && !o.nccl_check) throw usage_error{"--key-file goes with --nccl-check"};
   if (!o.scenario && (variant_given || o.json)) {
     throw usage_error{"--variant and --json go with --scenario"};
   }
@@ -164,7 +177,11 @@ int run_real_command(const std::vector<std::string>& args, std::ostream& out, st
     out << usage_text;
     return 0;
   }
-  if (o.nccl_check) return run_nccl_check(out, err);
+  if (o.nccl_check) return run_nccl_check(out, err, o.key_file);
+  if (o.new_run_key) {
+    out << to_hex(draw_run_secret()) << "\n";
+    return 0;
+  }
   std::vector<scenarios::scenario_spec> catalogue;
   try {
     catalogue = scenarios::load_catalogue(o.catalogue);

@@ -1,8 +1,5 @@
 #include "real_backend/script_support.h"
 
-#include "core/abort_token.h"
-#include "real_backend/token_epoch.h"
-
 namespace kvsim::real {
 namespace {
 
@@ -74,15 +71,6 @@ std::optional<std::string> unscripted_reason(const scenarios::scenario_spec& spe
 std::optional<core::variant> real_variant(std::string_view name) {
   if (name == "canary") return core::variant::with(core::bug::b1_destination_reuse);
   return core::variant::from_name(name);
-}
-
-// The run's cluster key: drawn once per process from libsodium's CSPRNG (both ranks of a run
-// live in this process and share it; a deployment distributes its key to its ranks over its
-// own secure channel). Never a constant in the source: a constant key lets anyone who reads
-// the code mint drain-ACKs.
-core::cluster_key run_key() {
-  static const core::cluster_key key = draw_cluster_key();
-  return key;
 }
 
 }  // namespace kvsim::real

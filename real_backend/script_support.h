@@ -8,7 +8,6 @@
 #include <string>
 #include <string_view>
 
-#include "core/abort_token.h"
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
 
@@ -20,9 +19,5 @@ std::optional<std::string> unscripted_reason(const scenarios::scenario_spec& spe
 // "safe", a bug name ("B1".."H3"), or "canary" (the deliberately broken core of the canary
 // scenario: decode frees its pages at abort, B1's release). Empty when unknown.
 std::optional<core::variant> real_variant(std::string_view name);
-
-// Cluster key for the abort tokens of one real run. A scripted run lives in one process; a
-// deployment would share a random per-cluster key with the NCCL id instead.
-core::cluster_key run_key();
 
 }  // namespace kvsim::real

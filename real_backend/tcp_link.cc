@@ -37,6 +37,8 @@ struct tcp_link::impl {
   asio::io_context io;
   tcp::socket socket{io};
   std::string peer;
+  std::unique_ptr<frame_seal> outgoing;  // both set once the handshake is over
+  std::unique_ptr<frame_seal> incoming;
 };
 
 tcp_link::tcp_link(std::unique_ptr<impl> parts) : impl_(std::move(parts)) {}
@@ -92,7 +94,17 @@ std::unique_ptr<tcp_link> tcp_link::connect(const std::string& address, std::uin
                             " ms (last attempt: " + last + ")");
 }
 
+void tcp_link::seal(const session_key& send, const session_key& receive) {
+  impl_->outgoing = std::make_unique<frame_seal>(send);
+  impl_->incoming = std::make_unique<frame_seal>(receive);
+}
+
 void tcp_link::write(std::span<const std::uint8_t> frame) {
+  std::vector<std::uint8_t> sealed;
+  if (impl_->outgoing) {
+    sealed = impl_->outgoing->seal(frame);
+    frame = sealed;
+  }
   error_code ec;
   asio::write(impl_->socket, asio::buffer(frame.data(), frame.size()), ec);
   if (ec) {
@@ -124,6 +136,7 @@ std::optional<received_frame> tcp_link::read() {
                               " of " + std::to_string(h.payload_bytes) +
                               " payload bytes arrived (" + ec.message() + ")");
   }
+  if (impl_->incoming) frame.payload = impl_->incoming->open(header, frame.payload, impl_->peer);
   return frame;
 }
 
@@ -173,6 +186,7 @@ received_frame tcp_link::read_for(std::chrono::milliseconds timeout) {
                                    : std::string("before a frame")) +
                               ": " + result.message());
   }
+  if (impl_->incoming) frame.payload = impl_->incoming->open(header, frame.payload, impl_->peer);
   return frame;
 }
 

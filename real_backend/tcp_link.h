@@ -6,6 +6,10 @@
 // asynchronous operations run with io_context::run_for). Afterwards one reader thread per
 // link blocks in read() while other threads write(): each is a plain blocking send or
 // receive on the socket; shutdown() unblocks the reader.
+//
+// A link starts in the clear (the handshake of link_auth.h); once seal() gave it its session
+// keys, write() seals every frame and read()/read_for() open it (frame_seal.h), so a frame
+// that fails authentication is a control_plane_error like a malformed one.
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -15,6 +19,7 @@
 #include <vector>
 
 #include "real_backend/control_frame.h"
+#include "real_backend/frame_seal.h"
 
 namespace kvsim::real {
 
@@ -38,6 +43,8 @@ class tcp_link {
   std::optional<received_frame> read();
   // The next frame within `timeout` (the hello stage, before a reader thread exists).
   received_frame read_for(std::chrono::milliseconds timeout);
+  // From now on every frame is sealed with `send` and opened with `receive`.
+  void seal(const session_key& send, const session_key& receive);
   void shutdown() noexcept;         // unblocks a read() in another thread; the peer sees the close
   const std::string& peer() const;  // "127.0.0.1:40000"
 

@@ -1,11 +1,17 @@
 #include "real_backend/tcp_messenger.h"
 
+#include <iostream>
+
 #include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
+#include "real_backend/link_auth.h"
 
 namespace kvsim::real {
 
-tcp_messenger::tcp_messenger(core::rank_id self) : self_(self) {}
+tcp_messenger::tcp_messenger(core::rank_id self, const link_key& key)
+    : self_(self),
+      key_(key),
+      log_([](const std::string& line) { std::cerr << "kvsim real: " << line << "\n"; }) {}
 
 tcp_messenger::~tcp_messenger() {
   for (auto& [peer, entry] : links_) entry->link->shutdown();
@@ -29,20 +35,38 @@ void tcp_messenger::accept_peers(std::size_t peers, std::chrono::milliseconds ti
         deadline - std::chrono::steady_clock::now());
     std::unique_ptr<tcp_link> link =
         listener_->accept(std::max(left, std::chrono::milliseconds(1)));
-    const received_frame hello = link->read_for(std::max(left, std::chrono::milliseconds(1)));
-    if (hello.type != frame_type::hello) {
-      throw control_plane_error("control plane: " + link->peer() + " sent a " +
-                                to_string(hello.type) + " frame before its hello");
+    std::optional<accepted_link> accepted;
+    try {
+      accepted =
+          authenticate_acceptor(*link, key_, self_, std::max(left, std::chrono::milliseconds(1)));
+    } catch (const control_plane_error& e) {
+      refuse_link(e.what());  // `link` closes on the way out
     }
-    add_link(decode_hello(hello.payload), std::move(link));
+    link->seal(accepted->keys.send, accepted->keys.receive);
+    add_link(accepted->peer, std::move(link));
   }
 }
 
 void tcp_messenger::connect(core::rank_id peer, const std::string& address, std::uint16_t port,
                             std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
   std::unique_ptr<tcp_link> link = tcp_link::connect(address, port, timeout);
-  link->write(encode_hello(self_));
+  const auto left =
+      std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                 deadline - std::chrono::steady_clock::now()));
+  std::optional<link_session> session;
+  try {
+    session = authenticate_connector(*link, key_, self_, peer, left);
+  } catch (const control_plane_error& e) {
+    refuse_link(e.what());  // `link` closes on the way out
+  }
+  link->seal(session->send, session->receive);
   add_link(peer, std::move(link));
+}
+
+void tcp_messenger::refuse_link(const std::string& line) {
+  log_(line);
+  throw control_plane_error(line);
 }
 
 void tcp_messenger::add_link(core::rank_id peer, std::unique_ptr<tcp_link> link) {
@@ -57,18 +81,35 @@ void tcp_messenger::add_link(core::rank_id peer, std::unique_ptr<tcp_link> link)
   links_.emplace(peer, std::move(entry));
 }
 
+// Whatever a peer sends is refused unless it is a well-formed control frame, sealed with the
+// link's keys, whose `from` is the rank the link authenticated. A refusal ends the link: a
+// peer that sends one is broken or hostile, and nothing it sends later is believed.
 void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
+  const auto refuse = [&](const std::string& line) {
+    log_(line);
+    push(line);
+    link.shutdown();
+  };
   try {
     while (std::optional<received_frame> frame = link.read()) {
       if (frame->type != frame_type::control) {
-        push("control plane: rank " + std::to_string(peer) + " sent a " + to_string(frame->type) +
-             " frame on a control link");
+        refuse("control plane: rank " + std::to_string(peer) + " sent a " + to_string(frame->type) +
+               " frame on a control link");
         break;
       }
-      push(decode_control(frame->payload));
+      core::control_message message = decode_control(frame->payload);
+      if (message.from != peer) {
+        // Issue 16's spoofing: a peer speaking for another rank (a drain-ACK in the name of a
+        // rank that has not drained) would let decode free pages that are still written.
+        refuse("control plane: the link of rank " + std::to_string(peer) + " (" + link.peer() +
+               ") carried a " + to_string(message.kind) + " claiming to be from rank " +
+               std::to_string(message.from) + ": refused, link closed as hostile");
+        break;
+      }
+      push(std::move(message));
     }
   } catch (const control_plane_error& e) {
-    push(std::string(e.what()) + " (from rank " + std::to_string(peer) + ")");
+    refuse(std::string(e.what()) + " (from rank " + std::to_string(peer) + ")");
   }
   const std::lock_guard lock(inbox_mutex_);
   ++links_closed_;

@@ -1,13 +1,21 @@
 #pragma once
 // core::messenger over TCP: the control plane between prefill and decode processes (ABORT,
 // ABORT_ACK, metadata, status, chunk-ready). A rank listens for the peers that connect to it
-// and connects to the others; every link starts with a hello naming the connecting rank.
-// One reader thread per link decodes frames into one inbox; receive() takes from it in
-// arrival order. A malformed frame from a peer is not skipped: receive() throws it.
+// and connects to the others. Every link starts with the handshake of link_auth.h: both ends
+// prove the run's key, and the rank the connector names is the link's peer from then on;
+// every frame after it is sealed (frame_seal.h). One reader thread per link decodes frames
+// into one inbox; receive() takes from it in arrival order.
+//
+// Refused, logged as one line, and never delivered: a link whose handshake fails (the
+// accepting or connecting call throws that line), a frame that fails authentication or is
+// malformed, and a frame whose `from` is not the link's authenticated peer. The last two
+// close the link as hostile: nothing more is read from it, and receive() throws the line
+// (the rank learns that a peer attacked or broke, instead of the message being skipped).
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,22 +27,29 @@
 #include <vector>
 
 #include "core/ports.h"
+#include "real_backend/run_secret.h"
 #include "real_backend/tcp_link.h"
 
 namespace kvsim::real {
 
 class tcp_messenger final : public core::messenger {
  public:
-  explicit tcp_messenger(core::rank_id self);
+  // Where refusals go, one line each; by default standard error, as "kvsim real: LINE".
+  using refusal_log = std::function<void(const std::string& line)>;
+
+  // `key`: the run's link key (run_secret.h), the same on every rank of the run.
+  tcp_messenger(core::rank_id self, const link_key& key);
   ~tcp_messenger() override;
   tcp_messenger(const tcp_messenger&) = delete;
   tcp_messenger& operator=(const tcp_messenger&) = delete;
 
   // Listens on address:port (port 0: any free port) and returns the port.
   std::uint16_t listen(const std::string& address, std::uint16_t port);
-  // Accepts `peers` connections (after listen), each naming its rank in its hello.
+  // Accepts `peers` connections (after listen), each naming its rank in its hello and proving
+  // the run's key; one that fails is logged and closed, and this call throws its line.
   void accept_peers(std::size_t peers, std::chrono::milliseconds timeout);
-  // Connects to `peer` at address:port and says who this rank is.
+  // Connects to `peer` at address:port, says who this rank is and requires the listener to
+  // be `peer` and to prove the run's key (else logged, closed and thrown).
   void connect(core::rank_id peer, const std::string& address, std::uint16_t port,
                std::chrono::milliseconds timeout);
 
@@ -48,7 +63,9 @@ class tcp_messenger final : public core::messenger {
   }
 
   core::rank_id self() const { return self_; }
-  // Raw bytes to a peer, as they are (tests of the receiving side's refusals).
+  void set_refusal_log(refusal_log log) { log_ = std::move(log); }  // before any link
+  // Bytes to a peer as one frame, sealed like any other (tests of the receiving side's
+  // refusals: the frame need not be well formed).
   void send_raw(core::rank_id to, std::span<const std::uint8_t> bytes);
 
  private:
@@ -62,9 +79,12 @@ class tcp_messenger final : public core::messenger {
   void add_link(core::rank_id peer, std::unique_ptr<tcp_link> link);
   void read_loop(core::rank_id peer, tcp_link& link);
   void push(inbox_item item);
+  [[noreturn]] void refuse_link(const std::string& line);
   link_entry& link_to(core::rank_id peer);
 
   core::rank_id self_;
+  link_key key_;
+  refusal_log log_;
   std::unique_ptr<tcp_listener> listener_;
   std::map<core::rank_id, std::unique_ptr<link_entry>> links_;
   std::mutex inbox_mutex_;

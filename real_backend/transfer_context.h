@@ -15,6 +15,7 @@
 #include "real_backend/event_log.h"
 #include "real_backend/page_owner_view.h"
 #include "real_backend/real_outcome.h"
+#include "real_backend/run_secret.h"
 #include "real_backend/shared_pages.h"
 #include "real_backend/transfer_watch.h"
 #include "real_backend/wire_tally.h"
@@ -30,6 +31,9 @@ struct transfer_context {
 
   const scenarios::scenario_spec& spec;
   core::variant variant;
+  // The run's key, drawn afresh for this run (both ranks live in this process): the control
+  // link proves it and the abort tokens are keyed by it, each with a key derived for it.
+  const run_secret secret = draw_run_secret();
   std::string plane_text;            // where bytes are read back from, for the findings
   std::vector<core::room_key> keys;  // request r's (room, generation)
   std::vector<std::unique_ptr<hold_gate>> gates;  // per spec.faults.gates; first: freed last

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "real_backend/script_support.h"
+#include "real_backend/chunk_slices.h"
 #include "real_backend/thread_identity.h"
 
 namespace kvsim::real {
@@ -31,7 +31,7 @@ prefill_actor::prefill_actor(transfer_context& context, tcp_messenger& wire,
               source_ledger_options(context.variant)),
       lifetimes_(prefill_rank, context.log, tombstones_max),
       statuses_(prefill_rank, context.log),
-      tokens_(prefill_rank, run_key(), context.log),
+      tokens_(prefill_rank, derive_token_key(context.secret), context.log),
       sender_(prefill_rank, {checked_, net_, context.log},
               {ledger_, lifetimes_, statuses_, tokens_}, context.variant),
       requests_(context.spec.requests.size()) {
@@ -118,14 +118,11 @@ void prefill_actor::send_chunks(std::size_t r) {
   st.chunks_sent = true;
   const auto it = metadata_[key].find(decode_rank);
   if (it == metadata_[key].end()) return;  // closed before the metadata came
-  const std::vector<core::page_index>& destination = it->second;
-  const std::size_t chunks = std::max<std::size_t>(1, req.chunks);
-  for (std::size_t c = 0; c < chunks; ++c) {
-    const std::size_t from = c * st.source.size() / chunks;
-    const std::size_t to = (c + 1) * st.source.size() / chunks;
-    const std::vector<core::page_index> src(st.source.begin() + from, st.source.begin() + to);
-    const std::vector<core::page_index> dst(destination.begin() + from, destination.begin() + to);
-    if (!sender_.send_chunk(key, decode_rank, src, dst, req.siblings)) return;  // closed
+  // Decode's page list came off the wire: slice_chunks refuses one of the wrong length.
+  for (const chunk_slice& chunk : slice_chunks(key, st.source, it->second, req.chunks)) {
+    if (!sender_.send_chunk(key, decode_rank, chunk.source, chunk.destination, req.siblings)) {
+      return;  // closed
+    }
   }
 }
 

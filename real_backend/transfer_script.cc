@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <future>
 #include <memory>
 #include <string>
 #include <type_traits>
@@ -34,18 +35,25 @@ class transfer_run {
         context_(spec, v, plane),
         engine_(plane.make_transfer_engine(prefill_rank, *context_.prefill_pages,
                                            {{decode_rank, context_.decode_memory.get()}})),
-        prefill_wire_(prefill_rank),
-        decode_wire_(decode_rank) {
+        prefill_wire_(prefill_rank, derive_link_key(context_.secret)),
+        decode_wire_(decode_rank, derive_link_key(context_.secret)) {
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
       const auto& gate = spec.faults.gates[g];
       engine_->hold(context_.keys.at(gate.request), *context_.gates[g], gate.before_page);
     }
-    // Control plane: decode listens on loopback, prefill connects (the handshake completes in
-    // the listen backlog, so one thread can do both in turn). Each endpoint is then used by
-    // its rank's thread only.
+    // Control plane: decode listens on loopback, prefill connects; the link's handshake
+    // (link_auth.h) needs both ends at once, so decode accepts on a helper thread. Each
+    // endpoint is then used by its rank's thread only.
     const std::uint16_t port = decode_wire_.listen("127.0.0.1", 0);
-    prefill_wire_.connect(decode_rank, "127.0.0.1", port, options_.patience);
-    decode_wire_.accept_peers(1, options_.patience);
+    auto accepted =
+        std::async(std::launch::async, [this] { decode_wire_.accept_peers(1, options_.patience); });
+    try {
+      prefill_wire_.connect(decode_rank, "127.0.0.1", port, options_.patience);
+    } catch (...) {
+      accepted.wait();  // it gives up at its own deadline
+      throw;
+    }
+    accepted.get();
     prefill_ = std::make_unique<rank_thread<prefill_actor>>(
         "the prefill rank's thread",
         [this] { return std::make_unique<prefill_actor>(context_, prefill_wire_, *engine_); },

@@ -62,8 +62,30 @@ TEST(ControlFrame, EveryMessageKindRoundTrips) {
   }
 }
 
-TEST(ControlFrame, HelloAndNcclIdRoundTrip) {
-  EXPECT_EQ(decode_hello(payload_of(encode_hello(17))), 17u);
+hello_fields hello_of(core::rank_id rank) {
+  hello_fields hello{rank, {}};
+  for (std::size_t i = 0; i < hello.nonce.size(); ++i)
+    hello.nonce[i] = static_cast<std::uint8_t>(i);
+  return hello;
+}
+
+TEST(ControlFrame, HandshakeFramesAndNcclIdRoundTrip) {
+  const hello_fields hello = decode_hello(payload_of(encode_hello(hello_of(17))));
+  EXPECT_EQ(hello.rank, 17u);
+  EXPECT_EQ(hello.nonce, hello_of(17).nonce);
+  challenge_fields challenge{9, hello_of(0).nonce, {}};
+  challenge.mac.fill(0xa5);
+  const auto challenge_frame = encode_challenge(challenge);
+  EXPECT_EQ(decode_header(std::span(challenge_frame).first(frame_header_bytes)).type,
+            frame_type::challenge);
+  const challenge_fields back = decode_challenge(payload_of(challenge_frame));
+  EXPECT_EQ(back.rank, 9u);
+  EXPECT_EQ(back.nonce, challenge.nonce);
+  EXPECT_EQ(back.mac, challenge.mac);
+  const auto proof_frame = encode_proof(challenge.mac);
+  EXPECT_EQ(decode_header(std::span(proof_frame).first(frame_header_bytes)).type,
+            frame_type::proof);
+  EXPECT_EQ(decode_proof(payload_of(proof_frame)), challenge.mac);
   id_blob id{};
   for (std::size_t i = 0; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(i * 3);
   const auto frame = encode_id(id);
@@ -72,9 +94,9 @@ TEST(ControlFrame, HelloAndNcclIdRoundTrip) {
 }
 
 TEST(ControlFrame, IntegersAreLittleEndianOnTheWire) {
-  const auto frame = encode_hello(0x01020304);
-  ASSERT_EQ(frame.size(), frame_header_bytes + 10);
-  EXPECT_EQ(frame[0], 10);  // payload length, low byte first
+  const auto frame = encode_hello(hello_of(0x01020304));
+  ASSERT_EQ(frame.size(), frame_header_bytes + 42);
+  EXPECT_EQ(frame[0], 42);  // payload length, low byte first
   EXPECT_EQ(frame[4], static_cast<std::uint8_t>(frame_type::hello));
   EXPECT_EQ(frame[5], 'k');
   EXPECT_EQ(frame[8], 'm');
@@ -147,14 +169,19 @@ TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
             }),
             "control plane: malformed frame header: payload length 268435457 exceeds the "
             "limit of 1048576 bytes");
-  std::vector<std::uint8_t> hello = encode_hello(1);
+  std::vector<std::uint8_t> hello = encode_hello(hello_of(1));
   hello[frame_header_bytes] ^= 0xff;
   EXPECT_NE(refusal([&] { (void)decode_hello(payload_of(hello)); }).find("not a kvsim peer"),
             std::string::npos);
-  std::vector<std::uint8_t> old = encode_hello(1);
-  old[frame_header_bytes + 4] = 9;
+  std::vector<std::uint8_t> old = encode_hello(hello_of(1));
+  old[frame_header_bytes + 4] = 2;  // issue 12's wire: no handshake, links in the clear
   EXPECT_EQ(refusal([&] { (void)decode_hello(payload_of(old)); }),
-            "control plane: malformed hello frame: wire version 9, this kvsim speaks 2");
+            "control plane: malformed hello frame: wire version 2, this kvsim speaks 3");
+  EXPECT_NE(refusal([] { (void)decode_proof(std::vector<std::uint8_t>(31, 0)); }).find("truncated"),
+            std::string::npos);
+  EXPECT_NE(
+      refusal([] { (void)decode_challenge(std::vector<std::uint8_t>(69, 0)); }).find("trailing"),
+      std::string::npos);
   EXPECT_NE(refusal([] { (void)decode_id(std::vector<std::uint8_t>(127, 0)); }).find("truncated"),
             std::string::npos);
 }

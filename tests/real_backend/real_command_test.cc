@@ -43,7 +43,9 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
                         "kvsim real: unknown argument '--frobnicate' (try 'kvsim real --help')");
   expect_one_line_error(real({"--scenario"}, false), "kvsim real: --scenario needs a value");
   expect_one_line_error(real({"--list", "--scenario", "page42"}),
-                        "kvsim real: --scenario, --list and --nccl-check go alone");
+                        "kvsim real: --scenario, --list, --nccl-check and --new-run-key go alone");
+  expect_one_line_error(real({"--list", "--key-file", "k"}),
+                        "kvsim real: --key-file goes with --nccl-check");
   expect_one_line_error(real({"--list", "--json"}),
                         "kvsim real: --variant and --json go with --scenario");
 }

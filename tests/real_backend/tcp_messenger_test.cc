@@ -12,6 +12,8 @@
 #include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
 #include "real_backend/id_exchange.h"
+#include "real_backend/link_auth.h"
+#include "real_backend/run_secret.h"
 
 namespace kvsim::real {
 namespace {
@@ -30,9 +32,18 @@ core::abort_token token_for(core::room_key key) {
   return t;
 }
 
+const link_key& test_key() {
+  static const link_key key = derive_link_key(draw_run_secret());
+  return key;
+}
+
+void quiet(const std::string&) {}  // refusals are what these tests check, by what they throw
+
 // Decode listens, prefill connects: the two ends of one control link.
 struct link_pair {
-  link_pair() : prefill_end(prefill), decode_end(decode) {
+  link_pair() : prefill_end(prefill, test_key()), decode_end(decode, test_key()) {
+    prefill_end.set_refusal_log(quiet);
+    decode_end.set_refusal_log(quiet);
     const std::uint16_t port = decode_end.listen("127.0.0.1", 0);
     auto accepted = std::async(std::launch::async, [&] { decode_end.accept_peers(1, 5000ms); });
     prefill_end.connect(decode, "127.0.0.1", port, 5000ms);
@@ -106,14 +117,17 @@ TEST(TcpMessenger, AMalformedFrameIsRefusedWithOneLineNamingThePeer) {
 }
 
 TEST(TcpMessenger, AFrameCutShortByAClosedConnectionIsRefused) {
-  tcp_messenger decode_end(decode);
+  tcp_messenger decode_end(decode, test_key());
+  decode_end.set_refusal_log(quiet);
   const std::uint16_t port = decode_end.listen("127.0.0.1", 0);
   {
     auto raw = std::async(std::launch::async, [&] {
       auto link = tcp_link::connect("127.0.0.1", port, 5000ms);
-      link->write(encode_hello(prefill));
-      const std::vector<std::uint8_t> frame =
-          encode_control({core::control_kind::metadata, prefill, {1, 0}, {}, {1, 2, 3}, {}});
+      const link_session session =
+          authenticate_connector(*link, test_key(), prefill, decode, 5000ms);
+      frame_seal seal(session.send);
+      const std::vector<std::uint8_t> frame = seal.seal(
+          encode_control({core::control_kind::metadata, prefill, {1, 0}, {}, {1, 2, 3}, {}}));
       link->write(std::span(frame).first(frame.size() - 3));  // then the peer goes away
     });
     decode_end.accept_peers(1, 5000ms);
@@ -143,7 +157,7 @@ TEST(TcpMessenger, ConnectingToNobodyGivesUpWithOneLine) {
     tcp_listener probe("127.0.0.1", 0);
     unused = probe.port();
   }
-  tcp_messenger lonely(prefill);
+  tcp_messenger lonely(prefill, test_key());
   try {
     lonely.connect(decode, "127.0.0.1", unused, 200ms);
     FAIL() << "connected to a closed port";
@@ -159,27 +173,27 @@ TEST(TcpMessenger, ConnectingToNobodyGivesUpWithOneLine) {
 TEST(IdExchange, RankZeroHandsTheSameIdToEveryPeer) {
   id_blob id{};
   for (std::size_t i = 0; i < id.size(); ++i) id[i] = static_cast<std::uint8_t>(255 - i);
-  id_server server("127.0.0.1", 0);
+  id_server server("127.0.0.1", 0, test_key());
   const std::uint16_t port = server.port();
   auto served = std::async(std::launch::async, [&] { server.serve(id, 3, 5000ms); });
   std::vector<std::future<id_blob>> peers;
   for (core::rank_id rank = 1; rank <= 3; ++rank) {
-    peers.push_back(
-        std::async(std::launch::async, [=] { return fetch_id("127.0.0.1", port, rank, 5000ms); }));
+    peers.push_back(std::async(
+        std::launch::async, [=] { return fetch_id("127.0.0.1", port, rank, test_key(), 5000ms); }));
   }
   for (auto& p : peers) EXPECT_EQ(p.get(), id);
   served.get();
 }
 
 TEST(IdExchange, ADuplicateRankIsRefused) {
-  id_server server("127.0.0.1", 0);
+  id_server server("127.0.0.1", 0, test_key());
   const std::uint16_t port = server.port();
   auto served = std::async(std::launch::async, [&] { server.serve(id_blob{}, 2, 5000ms); });
-  EXPECT_NO_THROW((void)fetch_id("127.0.0.1", port, 1, 5000ms));
+  EXPECT_NO_THROW((void)fetch_id("127.0.0.1", port, 1, test_key(), 5000ms));
   // The second peer also claims rank 1: the server refuses it (and so never answers it).
   auto second = std::async(std::launch::async, [&] {
     try {
-      (void)fetch_id("127.0.0.1", port, 1, 2000ms);
+      (void)fetch_id("127.0.0.1", port, 1, test_key(), 2000ms);
     } catch (const control_plane_error&) {
     }
   });
@@ -192,6 +206,29 @@ TEST(IdExchange, ADuplicateRankIsRefused) {
         << e.what();
   }
   second.get();
+}
+
+// The NCCL id lets its holder join the communicator: a peer without the run's key gets
+// nothing, and rank 0 refuses it with one line.
+TEST(IdExchange, APeerWithoutTheKeyGetsNoId) {
+  id_server server("127.0.0.1", 0, test_key());
+  const std::uint16_t port = server.port();
+  auto served = std::async(std::launch::async, [&] { server.serve(id_blob{}, 1, 5000ms); });
+  const link_key other = derive_link_key(draw_run_secret());
+  try {
+    (void)fetch_id("127.0.0.1", port, 1, other, 5000ms);
+    FAIL() << "an id went to a peer without the key";
+  } catch (const control_plane_error& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 0 did not prove the run's key"), std::string::npos)
+        << e.what();
+  }
+  try {
+    served.get();
+    FAIL() << "rank 0 served a peer without the key";
+  } catch (const control_plane_error& e) {
+    EXPECT_NE(std::string(e.what()).find("failed authentication at the hello"), std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -1,0 +1,147 @@
+// The run's key (issue 16, item 6): drawn at random, never a constant; a launch of several
+// ranks takes it from KVSIM_RUN_KEY or a key file and refuses to start without it, with one
+// line that never shows the key; each use gets a key of its own derived from it.
+#include "real_backend/run_secret.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "real_backend/errors.h"
+#include "real_backend/real_command.h"
+
+namespace kvsim::real {
+namespace {
+
+constexpr const char* some_key = "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF";
+
+environment vars(const std::map<std::string, std::string>& values) {
+  return [values](std::string_view name) -> std::optional<std::string> {
+    const auto it = values.find(std::string(name));
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+launch_config ranks(std::uint32_t world_size) {
+  launch_config config;
+  config.world_size = world_size;
+  return config;
+}
+
+std::string error_of(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const launch_error& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string key_file(const std::string& name, const std::string& text, mode_t mode) {
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("kvsim_run_secret_" + name)).string();
+  std::ofstream(path) << text;
+  ::chmod(path.c_str(), mode);
+  return path;
+}
+
+TEST(RunSecret, DrawnAtRandomAndReadBackFromHex) {
+  const run_secret a = draw_run_secret();
+  const run_secret b = draw_run_secret();
+  EXPECT_NE(a.bytes, b.bytes);
+  EXPECT_EQ(to_hex(a).size(), 64u);
+  EXPECT_EQ(parse_run_secret(to_hex(a), "KVSIM_RUN_KEY").bytes, a.bytes);
+  EXPECT_EQ(parse_run_secret(std::string(some_key) + "\n", "x").bytes[31], 0xff);
+}
+
+TEST(RunSecret, AMultiProcessLaunchNeedsTheKeyAndSaysHowToGetOne) {
+  EXPECT_EQ(error_of([] { (void)resolve_run_secret(ranks(4), vars({}), std::nullopt); }),
+            "launcher: a launch of 4 ranks needs the run's key: set KVSIM_RUN_KEY (64 hex "
+            "digits, the same for every rank: 'kvsim real --new-run-key' draws one) or pass "
+            "--key-file FILE");
+  // One process draws its own.
+  const run_secret alone = resolve_run_secret(ranks(1), vars({}), std::nullopt);
+  EXPECT_NE(alone.bytes, run_secret{}.bytes);
+  EXPECT_EQ(resolve_run_secret(ranks(4), vars({{"KVSIM_RUN_KEY", some_key}}), std::nullopt).bytes,
+            parse_run_secret(some_key, "x").bytes);
+}
+
+TEST(RunSecret, AMalformedKeyIsOneLineThatDoesNotShowIt) {
+  const std::string secretish = std::string(some_key).substr(0, 62) + "zz";
+  const std::string line = error_of([&] {
+    (void)resolve_run_secret(ranks(2), vars({{"KVSIM_RUN_KEY", secretish}}), std::nullopt);
+  });
+  EXPECT_EQ(line,
+            "launcher: KVSIM_RUN_KEY must be 64 hex digits (the run's key, e.g. from 'kvsim "
+            "real --new-run-key'): character 63 is not a hex digit");
+  EXPECT_EQ(line.find("00112233"), std::string::npos);
+  EXPECT_EQ(error_of([] { (void)parse_run_secret("abc", "KVSIM_RUN_KEY"); }),
+            "launcher: KVSIM_RUN_KEY must be 64 hex digits (the run's key, e.g. from 'kvsim "
+            "real --new-run-key'): it has 3 character(s)");
+}
+
+TEST(RunSecret, AKeyFileWinsAndMustBeTheOwnersAlone) {
+  const std::string good = key_file("good", std::string(some_key) + "\n", 0600);
+  EXPECT_EQ(resolve_run_secret(ranks(2), vars({{"KVSIM_RUN_KEY", "not used"}}), good).bytes,
+            parse_run_secret(some_key, "x").bytes);
+  const std::string open = key_file("open", some_key, 0644);
+  EXPECT_EQ(error_of([&] { (void)read_run_key_file(open); }),
+            "launcher: key file " + open + " is open to group or others (chmod 600 it): refused");
+  EXPECT_EQ(error_of([] { (void)read_run_key_file("/nonexistent/kvsim.key"); }),
+            "launcher: cannot read key file /nonexistent/kvsim.key");
+  std::filesystem::remove(good);
+  std::filesystem::remove(open);
+}
+
+TEST(RunSecret, EachUseDerivesAKeyOfItsOwn) {
+  const run_secret secret = draw_run_secret();
+  const link_key link = derive_link_key(secret);
+  const core::cluster_key tokens = derive_token_key(secret);
+  EXPECT_NE(link.bytes, secret.bytes);
+  EXPECT_NE(tokens.bytes, secret.bytes);
+  EXPECT_NE(link.bytes, tokens.bytes);
+  EXPECT_EQ(derive_link_key(secret).bytes, link.bytes);  // the same on every rank
+}
+
+// The command, before any device is touched: a launch of two ranks without the key stops at
+// once with that one line (exit 2), and --new-run-key prints a fresh key.
+TEST(RunSecret, TheNcclCheckRefusesAMultiRankLaunchWithoutTheKey) {
+  ::setenv("RANK", "1", 1);
+  ::setenv("WORLD_SIZE", "2", 1);
+  ::setenv("MASTER_ADDR", "127.0.0.1", 1);
+  ::unsetenv("KVSIM_RUN_KEY");
+  std::ostringstream out;
+  std::ostringstream err;
+  const int status = run_real_command({"--nccl-check"}, out, err);
+  ::setenv("KVSIM_RUN_KEY", "0123", 1);
+  std::ostringstream out2;
+  std::ostringstream err2;
+  const int malformed = run_real_command({"--nccl-check"}, out2, err2);
+  ::unsetenv("KVSIM_RUN_KEY");
+  ::unsetenv("RANK");
+  ::unsetenv("WORLD_SIZE");
+  ::unsetenv("MASTER_ADDR");
+  EXPECT_EQ(status, 2);
+  EXPECT_EQ(err.str(),
+            "kvsim real: launcher: a launch of 2 ranks needs the run's key: set KVSIM_RUN_KEY (64 "
+            "hex digits, the same for every rank: 'kvsim real --new-run-key' draws one) or pass "
+            "--key-file FILE\n");
+  EXPECT_EQ(malformed, 2);
+  EXPECT_EQ(err2.str(),
+            "kvsim real: launcher: KVSIM_RUN_KEY must be 64 hex digits (the run's key, e.g. from "
+            "'kvsim real --new-run-key'): it has 4 character(s)\n");
+
+  std::ostringstream fresh;
+  std::ostringstream none;
+  EXPECT_EQ(run_real_command({"--new-run-key"}, fresh, none), 0);
+  EXPECT_EQ(fresh.str().size(), 65u);
+  EXPECT_NO_THROW((void)parse_run_secret(fresh.str(), "--new-run-key"));
+}
+
+}  // namespace
+}  // namespace kvsim::real
