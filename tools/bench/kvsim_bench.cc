@@ -45,6 +45,7 @@
 #include "scenarios/two_rank_abort.h"
 #include "sim/random_walk.h"
 #include "sim/world.h"
+#include "tools/kvsim/allocator_tuning.h"
 #include "tools/kvsim/explore_search.h"
 #include "tools/kvsim/run_one.h"
 #include "tools/kvsim/strategy_spec.h"
@@ -296,7 +297,8 @@ void print_summary(const ratio_reporter& r) {
   const double token_mac = r.rate("BM_TokenMacOnly");
   const double jobs1 = r.rate("BM_ExploreJobs/1/real_time");
   const double jobs2 = r.rate("BM_ExploreJobs/2/real_time");
-  std::cout << std::setprecision(4) << "\nsummary (rates per CPU-second unless marked real time):\n"
+  std::cout << std::setprecision(4) << "\nsummary (rates per CPU-second unless marked real time; "
+            << kvsim::tools::allocator_tuning_in_effect() << "):\n"
             << "  raw Boost.Fiber yields:          " << raw / 1e6 << " M/s\n"
             << "  simulator steps only:            " << r.rate("BM_SimStepsOnly") / 1e6
             << " M decisions/s = " << ratio(r.rate("BM_SimStepsOnly"), raw) << " x raw\n"
@@ -327,6 +329,9 @@ void print_summary(const ratio_reporter& r) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As kvsim itself runs (tools/kvsim/allocator_tuning.h); KVSIM_ALLOCATOR_TUNING=off measures
+  // with glibc's defaults instead.
+  kvsim::tools::tune_allocator_or_restart(argv);
   if (sodium_init() < 0) {
     std::cerr << "kvsim_bench: libsodium could not be initialised\n";
     return 2;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/kvsim/allocator_tuning.h"
 #include "tools/kvsim/build_info.h"
 #include "tools/kvsim/catalogue_location.h"
 #include "tools/kvsim/cli_args.h"
@@ -63,6 +64,7 @@ int run_real(const kvsim::tools::arguments& args, std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kvsim::tools::tune_allocator_or_restart(argv);
   const std::map<std::string, command> commands{
       {"list", kvsim::tools::cmd_list},       {"run", kvsim::tools::cmd_run},
       {"explore", kvsim::tools::cmd_explore}, {"replay", kvsim::tools::cmd_replay},
