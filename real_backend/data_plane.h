@@ -2,9 +2,9 @@
 // The data plane a real scenario runs on, as interfaces: one rank's KV pages holding canary
 // bytes, gates that hold a copy in flight, a transfer engine whose copies can be held, storage
 // reads into host pages, and the device side of a rank group's collectives. cuda_data_plane
-// implements them with CUDA and NCCL (what `kvsim real` runs). The tests also run the same
-// scenario scripts on a host-memory implementation (tests/real_backend/host_data_plane.h),
-// so that the scripts' logic is exercised where there is no GPU.
+// implements them with CUDA and NCCL (`kvsim real`, `--data-plane cuda`); host_data_plane in
+// host memory shared between processes, with copies on worker threads (`--data-plane host`,
+// no GPU needed).
 //
 // Every object here is called by one host thread at a time: the thread that uses it, after
 // the one that built it has handed it over (the transfer scripts build the engine and the
@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -144,6 +145,14 @@ class data_plane {
   virtual std::unique_ptr<gated_storage> make_storage(std::uint32_t slot, core::rank_id rank,
                                                       host_page_memory& host) = 0;
   virtual std::unique_ptr<group_plane> make_group_plane(std::uint32_t members) = 0;
+  // `bytes` of zeroed memory named `tag` that every process of the run maps (the same tag
+  // gives the same memory), for what the scripts share between ranks in separate processes
+  // (script_board.h). Empty where the plane has none (cuda: its ranks share one process).
+  virtual std::span<std::byte> shared_words(const std::string& tag, std::size_t bytes) {
+    (void)tag;
+    (void)bytes;
+    return {};
+  }
 };
 
 }  // namespace kvsim::real
