@@ -25,6 +25,9 @@ class nccl_group_plane final : public group_plane {
  public:
   explicit nccl_group_plane(std::vector<std::unique_ptr<nccl_communicator>> comms)
       : comms_(std::move(comms)) {}
+  ~nccl_group_plane() override { nccl_communicator::end_together(comms_); }
+  nccl_group_plane(const nccl_group_plane&) = delete;
+  nccl_group_plane& operator=(const nccl_group_plane&) = delete;
   bool across_devices() const override { return true; }
   std::int64_t reduce(std::uint32_t member, std::int64_t value, core::reduce_op op,
                       const wait_policy& policy) override {

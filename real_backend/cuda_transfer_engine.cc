@@ -10,7 +10,10 @@ namespace kvsim::real {
 cuda_transfer_engine::cuda_transfer_engine(core::rank_id rank, cuda_page_pool& source,
                                            std::map<core::rank_id, cuda_page_pool*> destinations,
                                            std::uint32_t worker_streams)
-    : rank_(rank), source_(source), destinations_(std::move(destinations)) {
+    : rank_(rank),
+      source_(source),
+      destinations_(std::move(destinations)),
+      lanes_(worker_streams == 0 ? 1 : worker_streams) {
   for (const auto& [destination_rank, pool] : destinations_) {
     if (pool->page_bytes() != source_.page_bytes()) {
       throw real_backend_error("rank " + std::to_string(rank_) + " copies " +
@@ -21,11 +24,11 @@ cuda_transfer_engine::cuda_transfer_engine(core::rank_id rank, cuda_page_pool& s
     (void)enable_peer_access(source_.device(), pool->device());
   }
   KVSIM_CUDA_CHECK(cudaSetDevice(source_.device()));
-  for (std::uint32_t i = 0; i < (worker_streams == 0 ? 1 : worker_streams); ++i) {
+  for (std::size_t i = 0; i < lanes_.worker_lanes(); ++i) {
     cudaStream_t stream = nullptr;
     // Non-blocking: never ordered behind the legacy default stream (or it behind a gate).
     KVSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    streams_.push_back(stream);
+    worker_streams_.push_back(stream);
   }
 }
 
@@ -36,7 +39,19 @@ cuda_transfer_engine::~cuda_transfer_engine() {
     if (t.done != nullptr) KVSIM_CUDA_WARN(cudaEventDestroy(t.done));
   }
   for (cudaEvent_t e : spare_events_) KVSIM_CUDA_WARN(cudaEventDestroy(e));
-  for (cudaStream_t s : streams_) KVSIM_CUDA_WARN(cudaStreamDestroy(s));
+  for (cudaStream_t s : worker_streams_) KVSIM_CUDA_WARN(cudaStreamDestroy(s));
+  for (cudaStream_t s : held_streams_) KVSIM_CUDA_WARN(cudaStreamDestroy(s));
+}
+
+cudaStream_t cuda_transfer_engine::stream_of(std::size_t lane) {
+  if (lane < worker_streams_.size()) return worker_streams_[lane];
+  // A held request's own stream: lanes are numbered in the order copy_lanes opened them.
+  while (worker_streams_.size() + held_streams_.size() <= lane) {
+    cudaStream_t stream = nullptr;
+    KVSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    held_streams_.push_back(stream);
+  }
+  return held_streams_[lane - worker_streams_.size()];
 }
 
 cuda_page_pool& cuda_transfer_engine::destination_of(core::rank_id rank) const {
@@ -67,18 +82,19 @@ core::transfer_handle cuda_transfer_engine::submit(const core::transfer_request&
   }
   cuda_page_pool& destination = destination_of(request.destination_rank);
   KVSIM_CUDA_CHECK(cudaSetDevice(source_.device()));
-  cudaStream_t stream = streams_[next_stream_];
-  next_stream_ = (next_stream_ + 1) % streams_.size();
+  const lane_placement placement = lanes_.place(request);
+  cudaStream_t stream = stream_of(placement.lane);
 
   transfer_record record{request};
-  const auto hold = holds_.find(request.owner);
+  if (placement.gate != nullptr) {
+    record.held_by = gates_.at(placement.gate);
+    record.before_page = placement.gate_before_page;
+  }
   const std::size_t bytes = source_.page_bytes();
   const bool same_device = destination.device() == source_.device();
   for (std::size_t i = 0; i < request.source_pages.size(); ++i) {
-    if (hold != holds_.end() && hold->second.before_page == i) {
-      hold->second.gate->hold(stream);
-      record.held_by = hold->second.gate;
-      record.before_page = hold->second.before_page;
+    if (placement.queues_gate && placement.gate_before_page == i) {
+      gates_.at(placement.gate)->hold(stream);
     }
     const std::uint8_t* from = source_.page_pointer(request.source_pages[i]);
     std::uint8_t* to = destination.page_pointer(request.destination_pages[i]);
@@ -126,7 +142,8 @@ void cuda_transfer_engine::hold(core::room_key owner, hold_gate& gate, std::uint
   if (device_gate == nullptr) {
     throw real_backend_error("the CUDA transfer engine can only be held by a CUDA gate");
   }
-  holds_[owner] = hold_rule{device_gate, before_page};
+  gates_[&gate] = device_gate;
+  lanes_.hold(owner, gate, before_page);
 }
 
 std::vector<held_transfer> cuda_transfer_engine::held_at(const hold_gate& gate) const {

@@ -3,15 +3,18 @@
 // cudaMemcpyAsync each (cudaMemcpyPeerAsync when the destination pool is on another device)
 // on one of the rank's worker streams, taken in turn, so that sibling transfers and other
 // requests' transfers run side by side as Mooncake's worker threads do; a CUDA event
-// recorded behind the last page says when the transfer ended. A held transfer has a gate
-// kernel queued in front of one of its pages (the simulator's hold). Like Mooncake, there is
-// no cancel of queued device work: cancel() confirms only a transfer that already ended.
+// recorded behind the last page says when the transfer ended. A held request's transfers go
+// on a stream of their own, with a gate kernel queued in front of the request's page
+// `before_page` (the simulator's hold); ungated work never queues behind a gate
+// (copy_lanes.h). Like Mooncake, there is no cancel of queued device work: cancel() confirms
+// only a transfer that already ended.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <map>
 #include <vector>
 
+#include "real_backend/copy_lanes.h"
 #include "real_backend/cuda_gate.h"
 #include "real_backend/cuda_page_pool.h"
 #include "real_backend/data_plane.h"
@@ -38,9 +41,9 @@ class cuda_transfer_engine final : public gated_transfer_engine {
   std::vector<held_transfer> held_at(const hold_gate& gate) const override;
   std::vector<ended_transfer> take_ended() override;
 
-  // The worker streams, in the order submit() takes them (the benchmark's raw copies use the
-  // same ones, so that both sides copy the same way).
-  const std::vector<cudaStream_t>& streams() const { return streams_; }
+  // The worker streams, in the order submit() takes them for ungated transfers (the
+  // benchmark's raw copies use the same ones, so that both sides copy the same way).
+  const std::vector<cudaStream_t>& streams() const { return worker_streams_; }
 
  private:
   struct transfer_record {
@@ -50,22 +53,19 @@ class cuda_transfer_engine final : public gated_transfer_engine {
     const cuda_gate* held_by = nullptr;
     std::uint32_t before_page = 0;
   };
-  struct hold_rule {
-    cuda_gate* gate = nullptr;
-    std::uint32_t before_page = 0;
-  };
-
   cudaEvent_t take_event();
+  cudaStream_t stream_of(std::size_t lane);
   cuda_page_pool& destination_of(core::rank_id rank) const;
 
   core::rank_id rank_;
   cuda_page_pool& source_;
   std::map<core::rank_id, cuda_page_pool*> destinations_;
-  std::vector<cudaStream_t> streams_;
-  std::size_t next_stream_ = 0;
+  std::vector<cudaStream_t> worker_streams_;
+  std::vector<cudaStream_t> held_streams_;  // lane worker_lanes() + i; made when first used
+  copy_lanes lanes_;
+  std::map<const hold_gate*, cuda_gate*> gates_;  // every gate hold() was given
   std::vector<cudaEvent_t> spare_events_;  // reused: an event per transfer, not per submit call
   std::map<core::transfer_handle, transfer_record> transfers_;
-  std::map<core::room_key, hold_rule> holds_;
   std::vector<ended_transfer> ended_;
   core::transfer_handle next_handle_ = 1;
 };

@@ -14,9 +14,12 @@ std::vector<std::unique_ptr<nccl_communicator>> nccl_communicator::create_local(
   // ncclCommInitAll: a single-process clique, one rank per listed device (NCCL API,
   // "Communicator Creation and Management Functions").
   KVSIM_NCCL_CHECK(ncclCommInitAll(comms.data(), static_cast<int>(devices.size()), devices.data()));
+  // One clique in NCCL's sense too: commReclaim frees them together (nccl_teardown.h).
+  const auto clique = std::make_shared<nccl_clique>();
   std::vector<std::unique_ptr<nccl_communicator>> made;
   for (std::size_t i = 0; i < devices.size(); ++i) {
-    made.push_back(std::unique_ptr<nccl_communicator>(new nccl_communicator(devices[i], comms[i])));
+    made.push_back(
+        std::unique_ptr<nccl_communicator>(new nccl_communicator(devices[i], comms[i], clique)));
   }
   return made;
 }
@@ -30,7 +33,9 @@ std::unique_ptr<nccl_communicator> nccl_communicator::create_rank(int device,
   KVSIM_CUDA_CHECK(cudaSetDevice(device));
   ncclComm_t comm = nullptr;
   KVSIM_NCCL_CHECK(ncclCommInitRank(&comm, ranks, unique, rank));
-  return std::unique_ptr<nccl_communicator>(new nccl_communicator(device, comm));
+  // Its clique in this process is itself; peers in other processes abort on their own.
+  return std::unique_ptr<nccl_communicator>(
+      new nccl_communicator(device, comm, std::make_shared<nccl_clique>()));
 }
 
 nccl_id_blob nccl_communicator::new_unique_id() {
@@ -47,6 +52,7 @@ void nccl_communicator::warm_up(const std::vector<std::unique_ptr<nccl_communica
   KVSIM_NCCL_CHECK(ncclGroupStart());
   for (const auto& c : comms) {
     KVSIM_CUDA_CHECK(cudaSetDevice(c->device_));
+    c->collective_pending_ = true;
     KVSIM_NCCL_CHECK(ncclAllReduce(c->value_device_, c->value_device_ + 1, 1, ncclInt64, ncclMax,
                                    c->comm_, c->stream_));
   }
@@ -55,7 +61,18 @@ void nccl_communicator::warm_up(const std::vector<std::unique_ptr<nccl_communica
   for (const auto& c : comms) c->wait(policy, "warm-up all_reduce");
 }
 
-nccl_communicator::nccl_communicator(int device, ncclComm_t comm) : device_(device), comm_(comm) {
+void nccl_communicator::end_together(std::vector<std::unique_ptr<nccl_communicator>>& comms) {
+  // Decided for all before any ends: a member destroyed first would otherwise miss that a
+  // later one has to abort (the clique's last call syncs every member's streams).
+  for (const auto& c : comms) {
+    if (c != nullptr && how_to_end(c->health()) == nccl_end::abort) c->clique_->member_aborted();
+  }
+  comms.clear();
+}
+
+nccl_communicator::nccl_communicator(int device, ncclComm_t comm,
+                                     std::shared_ptr<nccl_clique> clique)
+    : device_(device), comm_(comm), clique_(std::move(clique)) {
   KVSIM_NCCL_CHECK(ncclCommCount(comm_, &ranks_));
   KVSIM_NCCL_CHECK(ncclCommUserRank(comm_, &rank_));
   KVSIM_CUDA_CHECK(cudaSetDevice(device_));
@@ -69,8 +86,11 @@ nccl_communicator::nccl_communicator(int device, ncclComm_t comm) : device_(devi
 nccl_communicator::~nccl_communicator() {
   KVSIM_CUDA_WARN(cudaSetDevice(device_));
   if (comm_ != nullptr) {
-    // An aborted communicator is already gone; a live one is finalised and destroyed.
-    if (!aborted_) (void)ncclCommDestroy(comm_);
+    switch (how_to_end(health())) {
+      case nccl_end::nothing: break;  // ncclCommAbort freed it
+      case nccl_end::abort: abort(); break;
+      case nccl_end::destroy: (void)ncclCommDestroy(comm_); break;
+    }
   }
   if (stream_ != nullptr) {
     KVSIM_CUDA_WARN(cudaStreamSynchronize(stream_));
@@ -83,14 +103,32 @@ nccl_communicator::~nccl_communicator() {
 void nccl_communicator::abort() {
   if (aborted_) return;
   aborted_ = true;
+  clique_->member_aborted();
   // ncclCommAbort frees the communicator and stops its kernels (NCCL API, "ncclCommAbort").
   (void)ncclCommAbort(comm_);
+}
+
+nccl_comm_health nccl_communicator::health() const {
+  nccl_comm_health h;
+  h.aborted = aborted_;
+  h.collective_pending = collective_pending_;
+  h.clique_aborted = clique_->any_aborted();
+  if (!aborted_ && comm_ != nullptr) {
+    ncclResult_t async = ncclSuccess;
+    // A failed query counts as an error: aborting never waits, destroying might.
+    h.async_error = ncclCommGetAsyncError(comm_, &async) != ncclSuccess ||
+                    (async != ncclSuccess && async != ncclInProgress);
+  }
+  return h;
 }
 
 void nccl_communicator::wait(const wait_policy& policy, const char* what) {
   for (;;) {
     const cudaError_t status = cudaStreamQuery(stream_);
-    if (status == cudaSuccess) return;
+    if (status == cudaSuccess) {
+      collective_pending_ = false;
+      return;
+    }
     if (status != cudaErrorNotReady) KVSIM_CUDA_CHECK(status);
     ncclResult_t async = ncclSuccess;
     KVSIM_NCCL_CHECK(ncclCommGetAsyncError(comm_, &async));
@@ -100,6 +138,13 @@ void nccl_communicator::wait(const wait_policy& policy, const char* what) {
         abort();
         throw collective_divergence(*finding);
       }
+    }
+    if (!policy.give_up && clique_->any_aborted()) {
+      // Nobody else can end this wait (with a give_up, the group's own rule sees the same
+      // failure and names it): the peer it waits for is gone.
+      abort();
+      throw real_backend_error(std::string("NCCL ") + what + " on device " +
+                               std::to_string(device_) + ": another member of its clique aborted");
     }
     if (std::chrono::steady_clock::now() >= policy.deadline) {
       abort();
@@ -118,6 +163,7 @@ std::int64_t nccl_communicator::all_reduce(std::int64_t value, core::reduce_op o
                              " was aborted");
   KVSIM_CUDA_CHECK(cudaSetDevice(device_));
   value_host_[0] = value;
+  collective_pending_ = true;
   KVSIM_CUDA_CHECK(cudaMemcpyAsync(value_device_, value_host_, sizeof(std::int64_t),
                                    cudaMemcpyHostToDevice, stream_));
   KVSIM_NCCL_CHECK(ncclAllReduce(value_device_, value_device_ + 1, 1, ncclInt64,

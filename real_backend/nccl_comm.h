@@ -8,6 +8,11 @@
 // Communicators come from ncclCommInitAll (every device of this process in one clique, one
 // host thread per rank afterwards) or ncclCommInitRank (one rank of a multi-process group,
 // with the unique id that rank 0 made and sent over the control plane).
+//
+// Teardown (nccl_teardown.h): the members of a clique share whether one of them aborted; a
+// survivor then aborts too instead of destroying, as does a communicator left with a
+// collective unfinished or an asynchronous error, because ncclCommDestroy would wait for
+// kernels that only an abort ends.
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -18,6 +23,7 @@
 
 #include "core/ports.h"
 #include "real_backend/data_plane.h"
+#include "real_backend/nccl_teardown.h"
 
 namespace kvsim::real {
 
@@ -35,6 +41,8 @@ class nccl_communicator {
   // One grouped all_reduce over every communicator of this process, waited for: NCCL loads
   // its kernels and connects its peers now, before any gate spins (see kernels.h).
   static void warm_up(const std::vector<std::unique_ptr<nccl_communicator>>& comms);
+  // Ends every member of a clique: if any of them must abort, they all do (nccl_teardown.h).
+  static void end_together(std::vector<std::unique_ptr<nccl_communicator>>& comms);
 
   ~nccl_communicator();
   nccl_communicator(const nccl_communicator&) = delete;
@@ -47,10 +55,12 @@ class nccl_communicator {
   std::int64_t all_reduce(std::int64_t value, core::reduce_op op, const wait_policy& policy);
   void barrier(const wait_policy& policy) { (void)all_reduce(0, core::reduce_op::max, policy); }
   // Ends every operation of this communicator (a peer will never join); later calls throw.
+  // The other members of its clique will abort too.
   void abort();
+  nccl_comm_health health() const;
 
  private:
-  nccl_communicator(int device, ncclComm_t comm);
+  nccl_communicator(int device, ncclComm_t comm, std::shared_ptr<nccl_clique> clique);
   void wait(const wait_policy& policy, const char* what);
 
   int device_;
@@ -61,6 +71,8 @@ class nccl_communicator {
   std::int64_t* value_device_ = nullptr;  // [0] in, [1] out
   std::int64_t* value_host_ = nullptr;    // pinned
   bool aborted_ = false;
+  bool collective_pending_ = false;  // enqueued, not yet seen to finish
+  std::shared_ptr<nccl_clique> clique_;
 };
 
 }  // namespace kvsim::real
