@@ -1,13 +1,18 @@
 #include "real_backend/real_command.h"
 
 #include <algorithm>
+#include <memory>
 #include <optional>
 
 #include "real_backend/cuda_data_plane.h"
 #include "real_backend/devices.h"
 #include "real_backend/errors.h"
+#include "real_backend/host_data_plane.h"
+#include "real_backend/launcher.h"
 #include "real_backend/nccl_selftest.h"
 #include "real_backend/prefetch_script.h"
+#include "real_backend/process_launch.h"
+#include "real_backend/rank_process.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/script_support.h"
 #include "real_backend/transfer_script.h"
@@ -17,7 +22,8 @@ namespace kvsim::real {
 namespace {
 
 constexpr const char* usage_text =
-    "usage: kvsim real --scenario NAME [--variant V] [--json] [--catalogue FILE]\n"
+    "usage: kvsim real --scenario NAME [--variant V] [--data-plane cuda|host] [--ranks 1|2]\n"
+    "                  [--json] [--catalogue FILE]\n"
     "       kvsim real --list [--catalogue FILE]\n"
     "       kvsim real --nccl-check [--key-file FILE]\n"
     "       kvsim real --new-run-key\n"
@@ -25,6 +31,12 @@ constexpr const char* usage_text =
     "asynchronous copies and NCCL, and reports it in the simulator's finding format.\n"
     "  --scenario NAME   a scenario the real backend scripts (see --list)\n"
     "  --variant V       safe (default), a bug name B1..B12, H1..H3, or canary\n"
+    "  --data-plane P    cuda: KV pages on the GPU (the default where one is found); host:\n"
+    "                    pages in host memory shared between processes, copies by worker\n"
+    "                    threads, gates as real waits (the default without a GPU)\n"
+    "  --ranks N         1 (default): the ranks are threads of this process; 2: a transfer\n"
+    "                    scenario's prefill and decode run as two processes this one starts\n"
+    "                    (host data plane only), their reports merged into one\n"
     "  --json            one JSON object: scenario, variant, backend, devices,\n"
     "                    simulated_peers, finding (null or {invariant, message}), also, notes\n"
     "  --catalogue FILE  the catalogue to read (default: the repository's)\n"
@@ -44,6 +56,8 @@ struct options {
   bool nccl_check = false;
   bool new_run_key = false;
   std::optional<std::string> key_file;
+  std::optional<std::string> data_plane;  // "cuda", "host"; empty: cuda where a GPU is found
+  std::uint32_t ranks = 1;
   bool help = false;
   std::string catalogue = KVSIM_DEFAULT_CATALOGUE;
 };
@@ -66,6 +80,14 @@ options parse(const std::vector<std::string>& args) {
     } else if (a == "--variant") {
       o.variant = value();
       variant_given = true;
+    } else if (a == "--data-plane") {
+      o.data_plane = value();
+      if (*o.data_plane != "cuda" && *o.data_plane != "host")
+        throw usage_error{"--data-plane is cuda or host (got '" + *o.data_plane + "')"};
+    } else if (a == "--ranks") {
+      const std::string n = value();
+      if (n != "1" && n != "2") throw usage_error{"--ranks is 1 or 2 (got '" + n + "')"};
+      o.ranks = n == "1" ? 1 : 2;
     } else if (a == "--catalogue") {
       o.catalogue = value();
     } else if (a == "--json") {
@@ -91,8 +113,11 @@ options parse(const std::vector<std::string>& args) {
     throw usage_error{"expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')"};
   if (modes > 1) throw usage_error{"--scenario, --list, --nccl-check and --new-run-key go alone"};
   if (o.key_file && !o.nccl_check) throw usage_error{"--key-file goes with --nccl-check"};
-  if (!o.scenario && (variant_given || o.json)) {
-    throw usage_error{"--variant and --json go with --scenario"};
+  if (!o.scenario && (variant_given || o.json || o.data_plane || o.ranks != 1)) {
+    throw usage_error{"--variant, --data-plane, --ranks and --json go with --scenario"};
+  }
+  if (o.ranks == 2 && o.data_plane != "host") {
+    throw usage_error{"--ranks 2 needs --data-plane host (the ranks' pages in shared memory)"};
   }
   return o;
 }
@@ -108,6 +133,24 @@ std::string scripted_names(const std::vector<scenarios::scenario_spec>& catalogu
 
 std::uint32_t ranks_of(const scenarios::scenario_spec& spec) {
   return spec.kind == scenarios::scenario_kind::transfer ? 2 : spec.topology.attention_group;
+}
+
+struct no_device {
+  std::string line;
+};
+
+// --data-plane cuda, or nothing on a machine with a GPU: the devices, one per rank as far as
+// they go. Nothing on a machine without one: the host plane.
+std::unique_ptr<data_plane> make_plane(const options& o, std::uint32_t ranks) {
+  if (o.data_plane == "host") return std::make_unique<host_data_plane>();
+  const device_probe probe = probe_devices();
+  if (probe.count == 0) {
+    if (!o.data_plane) return std::make_unique<host_data_plane>();
+    throw no_device{"no CUDA device found (" + probe.error + "); --data-plane host runs without one"};
+  }
+  std::vector<int> devices;
+  for (int d = 0; d < probe.count && devices.size() < ranks; ++d) devices.push_back(d);
+  return std::make_unique<cuda_data_plane>(devices);
 }
 
 int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& catalogue,
@@ -130,24 +173,30 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
     err << "kvsim real: unknown variant '" << o.variant << "' (safe, B1..B12, H1..H3 or canary)\n";
     return 2;
   }
-  const device_probe probe = probe_devices();
-  if (probe.count == 0) {
-    err << "kvsim real: no CUDA device found (" << probe.error << ")\n";
+  if (o.ranks == 2 && it->kind != scenarios::scenario_kind::transfer) {
+    err << "kvsim real: --ranks 2 runs transfer scenarios (prefill and decode); '" << it->name
+        << "' is a HiCache case: run it with --ranks 1\n";
     return 2;
   }
-  std::vector<int> devices;
-  for (int d = 0; d < probe.count && devices.size() < ranks_of(*it); ++d) devices.push_back(d);
+  const environment env = process_environment();
+  if (started_as_rank_process(env)) return run_rank_process(*it, *v, env, err);
   try {
-    cuda_data_plane plane(devices);
-    const real_outcome outcome = it->kind == scenarios::scenario_kind::transfer
-                                     ? run_transfer_script(*it, *v, o.variant, plane)
-                                     : run_prefetch_script(*it, *v, o.variant, plane);
+    const real_outcome outcome = [&] {
+      if (o.ranks == 2) return run_transfer_processes(*it, *v, o.variant);
+      std::unique_ptr<data_plane> plane = make_plane(o, ranks_of(*it));
+      return it->kind == scenarios::scenario_kind::transfer
+                 ? run_transfer_script(*it, *v, o.variant, *plane)
+                 : run_prefetch_script(*it, *v, o.variant, *plane);
+    }();
     if (o.json) {
       out << to_json(outcome).dump() << "\n";
     } else {
       print_text(outcome, out);
     }
     return outcome.findings.empty() ? 0 : 1;
+  } catch (const no_device& e) {
+    err << "kvsim real: " << e.line << "\n";
+    return 2;
   } catch (const real_backend_error& e) {
     err << "kvsim real: " << e.what() << "\n";
     return 3;

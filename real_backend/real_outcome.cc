@@ -1,14 +1,33 @@
 #include "real_backend/real_outcome.h"
 
 #include <algorithm>
+#include <atomic>
 
 namespace kvsim::real {
 
-void finding_log::add(const std::string& line) {
+void finding_log::add(const std::string& line, bool timing_dependent) {
   const std::lock_guard lock(mutex_);
   const std::string invariant = line.substr(0, line.find(':'));
-  const real_finding f{invariant, line};
-  if (std::find(findings_.begin(), findings_.end(), f) == findings_.end()) findings_.push_back(f);
+  for (const real_finding& seen : findings_) {
+    if (seen.message == line) return;
+  }
+  std::uint64_t* counter = stamps_ != nullptr ? stamps_ : &own_stamps_;
+  const std::uint64_t order = std::atomic_ref<std::uint64_t>(*counter).fetch_add(1) + 1;
+  findings_.push_back({invariant, line, timing_dependent, order});
+}
+
+std::vector<real_finding> merge_findings(const std::vector<std::vector<real_finding>>& parts) {
+  std::vector<real_finding> all;
+  for (const auto& part : parts) all.insert(all.end(), part.begin(), part.end());
+  std::stable_sort(all.begin(), all.end(),
+                   [](const real_finding& a, const real_finding& b) { return a.order < b.order; });
+  std::vector<real_finding> merged;
+  for (const real_finding& f : all) {
+    const bool seen = std::any_of(merged.begin(), merged.end(),
+                                  [&](const real_finding& m) { return m.message == f.message; });
+    if (!seen) merged.push_back(f);
+  }
+  return merged;
 }
 
 std::vector<real_finding> finding_log::findings() const {
@@ -31,9 +50,12 @@ void print_text(const real_outcome& outcome, std::ostream& out) {
     out << "no finding\n";
     return;
   }
-  out << "finding: " << outcome.findings.front().message << "\n";
+  const auto marked = [](const real_finding& f) {
+    return f.message + (f.timing_dependent ? " [timing-dependent]" : "");
+  };
+  out << "finding: " << marked(outcome.findings.front()) << "\n";
   for (std::size_t i = 1; i < outcome.findings.size(); ++i) {
-    out << "also: " << outcome.findings[i].message << "\n";
+    out << "also: " << marked(outcome.findings[i]) << "\n";
   }
 }
 
@@ -48,12 +70,14 @@ nlohmann::json to_json(const real_outcome& outcome) {
     j["finding"] = nullptr;
   } else {
     j["finding"] = {{"invariant", outcome.findings.front().invariant},
-                    {"message", outcome.findings.front().message}};
+                    {"message", outcome.findings.front().message},
+                    {"timing_dependent", outcome.findings.front().timing_dependent}};
   }
   nlohmann::json also = nlohmann::json::array();
   for (std::size_t i = 1; i < outcome.findings.size(); ++i) {
-    also.push_back(
-        {{"invariant", outcome.findings[i].invariant}, {"message", outcome.findings[i].message}});
+    also.push_back({{"invariant", outcome.findings[i].invariant},
+                    {"message", outcome.findings[i].message},
+                    {"timing_dependent", outcome.findings[i].timing_dependent}});
   }
   j["also"] = also;
   j["notes"] = outcome.notes;

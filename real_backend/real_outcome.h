@@ -15,6 +15,10 @@ namespace kvsim::real {
 struct real_finding {
   std::string invariant;  // "I1".."I9"
   std::string message;    // one line, starting "I<n>: "
+  // Found under a wall-clock bound rather than forced by the script's gates and handshakes
+  // (I9: a request unfinished after `liveness`): another machine's timing may differ.
+  bool timing_dependent = false;
+  std::uint64_t order = 0;  // when it was found, on the run's one counter (merging processes)
 
   friend bool operator==(const real_finding&, const real_finding&) = default;
 };
@@ -32,21 +36,30 @@ struct real_outcome {
 // Thread-safe: rank threads and observers add findings while a run goes on.
 class finding_log {
  public:
+  // Findings are stamped from `*shared` when given (a word every process of the run maps:
+  // script_board.h), so that the findings of separate processes merge in the order found.
+  void stamp_from(std::uint64_t* shared) { stamps_ = shared; }
   // `line` starts with the invariant ("I5: ..."); a line seen before is not added again.
-  void add(const std::string& line);
+  void add(const std::string& line, bool timing_dependent = false);
   std::vector<real_finding> findings() const;
   bool empty() const;
 
  private:
   mutable std::mutex mutex_;
   std::vector<real_finding> findings_;
+  std::uint64_t own_stamps_ = 0;
+  std::uint64_t* stamps_ = nullptr;
 };
+
+// The findings of several processes as one run's, in the order they were found, each line
+// once.
+std::vector<real_finding> merge_findings(const std::vector<std::vector<real_finding>>& parts);
 
 // The run as text: a header line, then "finding: I..." and "also: I..." lines, or
 // "no finding".
 void print_text(const real_outcome& outcome, std::ostream& out);
 // {"scenario","variant","backend","devices","simulated_peers","finding":null|{"invariant",
-// "message"},"also":[...],"notes":[...]}
+// "message","timing_dependent"},"also":[...],"notes":[...]}
 nlohmann::json to_json(const real_outcome& outcome);
 
 }  // namespace kvsim::real

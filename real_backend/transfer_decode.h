@@ -6,6 +6,7 @@
 // Reading a request's pages once its transfer is complete is the script's I7 check: bytes
 // that are not the request's own.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/abort_token.h"
@@ -33,6 +34,8 @@ class decode_actor {
   bool ended(std::size_t r) const;           // finished, or its pages quarantined
   bool aborting(std::size_t r) const;
   bool all_ended() const;
+  bool wire_quiet() const { return context_.wire.quiet(); }
+  std::string counted_text(std::size_t r) const { return context_.watch.counted_text(context_.keys[r]); }
 
  private:
   struct request {

@@ -159,6 +159,12 @@ bool prefill_actor::all_over() const {
 
 // --- the landing check -------------------------------------------------------------------
 core::transfer_handle prefill_actor::checked_engine::submit(const core::transfer_request& request) {
+  if (actor_.context_.copies.submitted(request.owner)) {
+    actor_.context_.findings.add("I2: rank " + std::to_string(prefill_rank) +
+                                 " sent the drain-ACK for " + core::to_string(request.owner) +
+                                 " while the room was still open (a copy of it was submitted "
+                                 "afterwards)");
+  }
   return actor_.engine_.submit(request);
 }
 
@@ -178,6 +184,7 @@ void prefill_actor::check_ended() {
   for (const ended_transfer& e : engine_.take_ended()) {
     check_landed(e.request, e.first_unconfirmed_page,
                  static_cast<std::uint32_t>(e.request.source_pages.size()));
+    context_.copies.ended(e.request.owner);
   }
 }
 

@@ -51,4 +51,13 @@ real_outcome run_transfer_script(const scenarios::scenario_spec& spec, core::var
                                  const std::string& variant_name, data_plane& plane,
                                  const script_options& options = {});
 
+class script_rank;
+struct transfer_context;
+// The script alone, on ranks that may live elsewhere (rank_process.h): its own findings (I9)
+// go to context.findings.
+void run_transfer_steps(transfer_context& context, script_rank& prefill, script_rank& decode,
+                        const script_options& options);
+// Every scenario gate held on prefill's engine, before anything is submitted.
+void hold_gated_transfers(transfer_context& context, gated_transfer_engine& engine);
+
 }  // namespace kvsim::real

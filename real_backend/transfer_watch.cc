@@ -16,12 +16,12 @@ std::string transfer_watch::counted_text(core::room_key key) const {
 void transfer_watch::observe(const core::event& e) {
   const std::lock_guard lock(mutex_);
   if (const auto* ack = std::get_if<core::drain_ack_sent>(&e.body)) {
-    if (ack->room_closed && ack->in_flight == 0) return;
+    // The data plane's account, not the event's room_closed / in_flight fields.
+    const std::uint32_t running = copies_.acked(ack->key);
+    if (running == 0) return;
     findings_.add("I2: rank " + std::to_string(e.rank) + " sent the drain-ACK for " +
-                  core::to_string(ack->key) + " to rank " + std::to_string(ack->to) + " while " +
-                  (ack->in_flight != 0 ? "its transfer was still in flight" : "") +
-                  (ack->in_flight != 0 && !ack->room_closed ? " and " : "") +
-                  (!ack->room_closed ? "the room was still open" : ""));
+                  core::to_string(ack->key) + " to rank " + std::to_string(ack->to) +
+                  " while its transfer was still in flight");
     return;
   }
   if (e.rank != decode_rank_) return;

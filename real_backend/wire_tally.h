@@ -15,14 +15,19 @@
 
 namespace kvsim::real {
 
+// The count lives in `shared` when given (a word of the data plane's shared memory, so that
+// ranks in separate processes count on one tally: script_board.h), else in the tally itself.
 class wire_tally {
  public:
-  void sent() { in_flight_.fetch_add(1); }
-  void handled(std::int64_t messages) { in_flight_.fetch_sub(messages); }
-  bool quiet() const { return in_flight_.load() == 0; }
+  explicit wire_tally(std::int64_t* shared = nullptr) : count_(shared != nullptr ? shared : &own_) {}
+  void sent() { counter().fetch_add(1); }
+  void handled(std::int64_t messages) { counter().fetch_sub(messages); }
+  bool quiet() const { return counter().load() == 0; }
 
  private:
-  std::atomic<std::int64_t> in_flight_{0};
+  std::atomic_ref<std::int64_t> counter() const { return std::atomic_ref<std::int64_t>(*count_); }
+  alignas(8) std::int64_t own_ = 0;
+  std::int64_t* count_;
 };
 
 // A rank's messenger as its core components and script see it: the rank's TCP endpoint,

@@ -47,7 +47,17 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
   expect_one_line_error(real({"--list", "--key-file", "k"}),
                         "kvsim real: --key-file goes with --nccl-check");
   expect_one_line_error(real({"--list", "--json"}),
-                        "kvsim real: --variant and --json go with --scenario");
+                        "kvsim real: --variant, --data-plane, --ranks and --json go with --scenario");
+  expect_one_line_error(real({"--scenario", "page42", "--data-plane", "tpu"}),
+                        "kvsim real: --data-plane is cuda or host (got 'tpu')");
+  expect_one_line_error(real({"--scenario", "page42", "--ranks", "3"}),
+                        "kvsim real: --ranks is 1 or 2 (got '3')");
+  expect_one_line_error(real({"--scenario", "page42", "--ranks", "2"}),
+                        "kvsim real: --ranks 2 needs --data-plane host (the ranks' pages in shared memory)");
+  expect_one_line_error(
+      real({"--scenario", "hicache_local_active", "--data-plane", "host", "--ranks", "2"}),
+      "kvsim real: --ranks 2 runs transfer scenarios (prefill and decode); "
+      "'hicache_local_active' is a HiCache case: run it with --ranks 1");
 }
 
 TEST(RealCommand, HelpAndListNeedNoDevice) {
@@ -88,12 +98,23 @@ TEST(RealCommand, WithoutAGpuItSaysSoInOneLineAndExits2) {
   if (probe.count > 0)
     GTEST_SKIP() << "this machine has a GPU: the gpu-labelled tests run the scenarios";
   for (const char* scenario : {"page42", "hicache_local_active"}) {
-    const ran r = real({"--scenario", scenario, "--variant", "safe", "--json"});
+    const ran r =
+        real({"--scenario", scenario, "--variant", "safe", "--data-plane", "cuda", "--json"});
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err.find("kvsim real: no CUDA device found (cudaGetDeviceCount: "), 0u) << r.err;
+    EXPECT_NE(r.err.find("); --data-plane host runs without one"), std::string::npos) << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
+}
+
+TEST(RealCommand, WithoutAGpuTheHostDataPlaneIsTheDefault) {
+  const device_probe probe = probe_devices();
+  if (probe.count > 0) GTEST_SKIP() << "this machine has a GPU: cuda is the default";
+  const ran r = real({"--scenario", "page42", "--variant", "B1", "--json"});
+  EXPECT_EQ(r.status, 1) << r.err;
+  EXPECT_NE(r.out.find("\"backend\":\"host\""), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"invariant\":\"I3\""), std::string::npos) << r.out;
 }
 
 }  // namespace

@@ -1,0 +1,51 @@
+#pragma once
+// A rank process as the parent's script sees it (script_rank.h): steps go down its step
+// channel, answers and fired watches come back on a reader thread. When the process says it
+// failed, or its channel closes, every waiting ask and watch is released and finds why.
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "real_backend/script_rank.h"
+#include "real_backend/step_channel.h"
+
+namespace kvsim::real {
+
+class remote_rank final : public script_rank {
+ public:
+  remote_rank(std::string name, int fd);
+  ~remote_rank() override;
+
+  // Waits for the process to say `word` ("listening", "ready") within `timeout`.
+  void expect(const std::string& word, std::chrono::milliseconds timeout);
+  // Starts the reader thread (after the start-up words).
+  void serve();
+
+  std::string ask(transfer_step step, std::size_t r, clock_type::time_point deadline) override;
+  void watch(transfer_step step, std::size_t r, std::shared_ptr<step_signal> done) override;
+  void rethrow_if_failed() override;
+  // The rank's findings, as JSON text (rank_process.h).
+  std::string findings_json(clock_type::time_point deadline);
+  void stop();  // asks the process to end (it opens nothing: the parent opened the gates)
+
+ private:
+  std::string request(const std::string& verb_and_args, clock_type::time_point deadline);
+  void read_loop();
+  void cancel_retired();
+  void fail(const std::string& why);
+
+  std::string name_;
+  step_channel channel_;
+  std::mutex mutex_;
+  std::uint64_t next_id_ = 1;
+  std::map<std::uint64_t, std::promise<std::string>> asks_;
+  std::map<std::uint64_t, std::shared_ptr<step_signal>> watches_;
+  std::string failure_;
+  bool stopping_ = false;
+  std::thread reader_;
+};
+
+}  // namespace kvsim::real

@@ -1,0 +1,79 @@
+#include "real_backend/transfer_steps.h"
+
+#include <array>
+#include <utility>
+
+#include "real_backend/errors.h"
+
+namespace kvsim::real {
+namespace {
+
+constexpr std::array<std::pair<transfer_step, std::string_view>, 15> names{{
+    {transfer_step::wire_quiet, "wire_quiet"},
+    {transfer_step::ended, "ended"},
+    {transfer_step::aborting, "aborting"},
+    {transfer_step::prealloc_and_publish, "prealloc_and_publish"},
+    {transfer_step::abort, "abort"},
+    {transfer_step::all_ended, "all_ended"},
+    {transfer_step::counted_text, "counted_text"},
+    {transfer_step::open_request, "open_request"},
+    {transfer_step::send_when_published, "send_when_published"},
+    {transfer_step::check_at_gate, "check_at_gate"},
+    {transfer_step::hold, "hold"},
+    {transfer_step::saw_abort, "saw_abort"},
+    {transfer_step::open_held_gates, "open_held_gates"},
+    {transfer_step::over, "over"},
+    {transfer_step::all_over, "all_over"},
+}};
+
+std::string yes(bool b) { return b ? "1" : "0"; }
+
+[[noreturn]] void not_mine(transfer_step step, const char* rank) {
+  throw real_backend_error("the " + std::string(rank) + " rank has no step '" +
+                           std::string(to_string(step)) + "'");
+}
+
+}  // namespace
+
+std::string_view to_string(transfer_step step) {
+  for (const auto& [s, name] : names) {
+    if (s == step) return name;
+  }
+  return "?";
+}
+
+std::optional<transfer_step> transfer_step_named(std::string_view name) {
+  for (const auto& [s, n] : names) {
+    if (n == name) return s;
+  }
+  return std::nullopt;
+}
+
+std::string run_step(prefill_actor& p, transfer_step step, std::size_t r) {
+  switch (step) {
+    case transfer_step::open_request: return yes(p.open_request(r));
+    case transfer_step::send_when_published: return yes(p.send_when_published(r));
+    case transfer_step::check_at_gate: return yes(p.check_at_gate(r));
+    case transfer_step::hold: p.hold(r); return "1";
+    case transfer_step::saw_abort: return yes(p.saw_abort(r));
+    case transfer_step::open_held_gates: p.open_held_gates(); return "1";
+    case transfer_step::over: return yes(p.over(r));
+    case transfer_step::all_over: return yes(p.all_over());
+    default: not_mine(step, "prefill");
+  }
+}
+
+std::string run_step(decode_actor& d, transfer_step step, std::size_t r) {
+  switch (step) {
+    case transfer_step::wire_quiet: return yes(d.wire_quiet());
+    case transfer_step::ended: return yes(d.ended(r));
+    case transfer_step::aborting: return yes(d.aborting(r));
+    case transfer_step::prealloc_and_publish: return yes(d.prealloc_and_publish(r));
+    case transfer_step::abort: d.abort(r); return "1";
+    case transfer_step::all_ended: return yes(d.all_ended());
+    case transfer_step::counted_text: return d.counted_text(r);
+    default: not_mine(step, "decode");
+  }
+}
+
+}  // namespace kvsim::real
