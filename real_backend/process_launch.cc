@@ -193,7 +193,15 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
   }
   for (auto& g : context.gates) g->open();  // no copy worker may wait past the run
   for (child* c : {&prefill, &decode}) {
-    if (c->rank) c->rank->stop();
+    if (!c->rank) continue;
+    try {
+      c->rank->stop(std::chrono::steady_clock::now() + exit_patience);
+    } catch (const std::exception& e) {
+      if (failure.empty()) failure = e.what();
+    }
+  }
+  for (child* c : {&prefill, &decode}) {
+    if (c->rank) c->rank->release();
   }
   int exit_prefill = prefill.pid > 0 ? reap(prefill.pid) : 0;
   int exit_decode = reap(decode.pid);

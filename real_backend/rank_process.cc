@@ -47,7 +47,16 @@ void serve_until_stop(step_channel& channel, rank_thread<Actor>& thread,
     std::string step_name;
     std::size_t r = 0;
     in >> verb >> id >> step_name >> r;
-    if (verb == "stop") return;
+    if (verb == "stop") {
+      // Two phases: every rank's thread stops (nobody reads the control plane any more)
+      // before any rank process exits and closes its links, which the other's thread would
+      // otherwise see as its peer going away.
+      thread.stop();
+      channel.write_line("answer " + std::to_string(id) + " stopped");
+      while (channel.read_line(std::chrono::milliseconds(1000)) != std::optional<std::string>("exit")) {
+      }
+      return;
+    }
     if (verb == "cancel") {
       if (auto it = watches.find(id); it != watches.end()) {
         it->second->set();

@@ -151,6 +151,8 @@ std::string remote_rank::findings_json(clock_type::time_point deadline) {
   return request("findings", deadline);
 }
 
-void remote_rank::stop() { (void)channel_.write_line("stop"); }
+void remote_rank::stop(clock_type::time_point deadline) { (void)request("stop", deadline); }
+
+void remote_rank::release() { (void)channel_.write_line("exit"); }
 
 }  // namespace kvsim::real
