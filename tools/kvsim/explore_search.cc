@@ -122,7 +122,7 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
     const run_setup setup{spec, request.variant, request.strategy.text(), *seed,
                           faults_for(spec, *seed), request.checkers};
     const auto chooser = request.strategy.make(*seed);
-    run_report report = run_once(setup, *chooser, request.out_dir ? keep::on_finding : keep::outcome_only);
+    run_report report = run_once(setup, *chooser, request.out_dir ? keep::on_finding : keep::verdict_only);
     run_note n{*seed, report.found.has_value(), "", "", "", report.probes};
     if (report.found) {
       n.invariant = report.found->invariant;

@@ -18,10 +18,12 @@ run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what) {
     report.outcome = outcome;
     report.found = world.found();
     report.diverged = world.diverged();
+    report.decision_count = world.decisions().size();
+    report.probes = scenarios::count_probes(world.events());
+    if (what == keep::verdict_only || (what == keep::on_finding && !report.found)) return;
     report.decisions = world.decisions();
     report.decision_hash = sim::decision_hash(report.decisions);
-    report.probes = scenarios::count_probes(world.events());
-    if (what == keep::outcome_only || (what == keep::on_finding && !report.found)) return;
+    if (what == keep::outcome_only) return;
     report.events = world.events();
     report.actors = world.actor_names();
     report.trace = trace_of(setup, world);

@@ -35,8 +35,9 @@ struct run_report {
   sim::run_outcome outcome;
   std::optional<sim::finding> found;
   std::optional<sim::divergence> diverged;
-  std::vector<sim::decision> decisions;
-  std::uint64_t decision_hash = 0;
+  std::size_t decision_count = 0;       // always, whatever was kept
+  std::vector<sim::decision> decisions;  // empty under keep::verdict_only
+  std::uint64_t decision_hash = 0;       // 0 under keep::verdict_only
   scenarios::probe_hits probes{};  // how often each code probe was hit in this run
   std::vector<sim::sim_event> events;
   std::vector<sim::actor_name> actors;
@@ -46,9 +47,15 @@ struct run_report {
 // The swarm fault profile the seed draws for this scenario.
 sim::fault_profile faults_for(const scenarios::scenario_spec& spec, std::uint64_t seed);
 
-// What run_once keeps beyond the outcome, finding and decisions: the typed events, the actor
-// table and the trace cost time on every run, so a search keeps them for findings only.
-enum class keep : std::uint8_t { everything, on_finding, outcome_only };
+// What run_once keeps beyond the outcome, the finding and the probes. The typed events, the
+// actor table and the trace cost time on every run, so a search keeps them for findings only;
+// copying and hashing the decisions cost ~2% of a page42 run, so a search that reads neither
+// (explore) keeps only the verdict:
+//   everything     decisions, hash, events, actors, trace
+//   on_finding     decisions, hash, events, actors and trace of a run with a finding; else the verdict
+//   outcome_only   decisions and hash, no events, actors or trace (shrink compares decisions)
+//   verdict_only   neither decisions nor hash (decision_count still)
+enum class keep : std::uint8_t { everything, on_finding, outcome_only, verdict_only };
 
 run_report run_once(const run_setup& setup, sim::strategy& chooser, keep what = keep::everything);
 
