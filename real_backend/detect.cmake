@@ -13,6 +13,8 @@ endif()
 if(KVSIM_SANITIZE)
   # nvcc-compiled objects and the ASan runtime do not mix (CUDA's own allocations and the
   # driver trip ASan), and the GPU tests skip on CI anyway: the default preset builds it.
+  # ThreadSanitizer (KVSIM_TSAN, the tsan preset) is allowed: it instruments only the C++
+  # host code, and its preset builds only the real backend's CPU tests.
   message(STATUS "kvsim: real backend skipped under KVSIM_SANITIZE (nvcc and AddressSanitizer "
                  "do not mix; the default preset builds it)")
   return()

@@ -4,7 +4,8 @@
 #   tools/run.sh test  [--preset P]   build, then run the whole test suite with ctest
 #   tools/run.sh build [--preset P]   build only
 #   tools/run.sh deps                 install what is missing, nothing else
-# Presets (CMakePresets.json): default (Release with assertions), debug, asan.
+# Presets (CMakePresets.json): default (Release with assertions), debug, asan, tsan (the real
+# backend's CPU tests only, under ThreadSanitizer).
 set -euo pipefail
 
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -45,7 +46,8 @@ build_dir_of() {
     default) echo build ;;
     debug) echo build-debug ;;
     asan) echo build-asan ;;
-    *) die "unknown preset '$1' (default, debug, asan)" ;;
+    tsan) echo build-tsan ;;
+    *) die "unknown preset '$1' (default, debug, asan, tsan)" ;;
   esac
 }
 
@@ -56,7 +58,7 @@ configure_and_build() {
 }
 
 command="${1:-}"
-[[ -n "$command" ]] || die "usage: tools/run.sh demo|test|build|deps [--preset default|debug|asan]"
+[[ -n "$command" ]] || die "usage: tools/run.sh demo|test|build|deps [--preset default|debug|asan|tsan]"
 shift
 preset=default
 while [[ $# -gt 0 ]]; do
