@@ -9,14 +9,12 @@ namespace kvsim::real {
 host_transfer_engine::host_transfer_engine(host_page_pool& source,
                                            std::map<core::rank_id, host_page_pool*> destinations,
                                            std::uint32_t workers)
-    : source_(source), destinations_(std::move(destinations)) {
-  for (std::uint32_t i = 0; i < std::max<std::uint32_t>(workers, 1); ++i)
-    shared_.push_back(std::make_unique<host_stream>());
+    : source_(source), destinations_(std::move(destinations)), lanes_(std::max<std::uint32_t>(workers, 1)) {
+  for (std::size_t i = 0; i < lanes_.worker_lanes(); ++i) streams_.push_back(std::make_unique<host_stream>());
 }
 
 host_transfer_engine::~host_transfer_engine() {
-  for (auto& s : held_) s->wait_idle();
-  for (auto& s : shared_) s->wait_idle();
+  for (auto& s : streams_) s->wait_idle();
 }
 
 core::transfer_handle host_transfer_engine::submit(const core::transfer_request& request) {
@@ -32,19 +30,19 @@ core::transfer_handle host_transfer_engine::submit(const core::transfer_request&
   }
   host_page_pool& destination = *destination_it->second;
   record r{request};
-  const auto hold = holds_.find(request.owner);
-  const bool gated = hold != holds_.end() && hold->second.before_page < request.source_pages.size();
-  if (gated) {
-    held_.push_back(std::make_unique<host_stream>());
-    r.stream = held_.back().get();
-    r.held_by = hold->second.gate;
-    r.before_page = hold->second.before_page;
-  } else {
-    r.stream = shared_[next_shared_++ % shared_.size()].get();
+  // The same placement as the CUDA engine (copy_lanes.h): ungated work never queues behind a
+  // gate, and a gate stands before the request's page `before_page` counted over all of its
+  // transfers, as in the simulator.
+  const lane_placement placement = lanes_.place(request);
+  while (streams_.size() <= placement.lane) streams_.push_back(std::make_unique<host_stream>());
+  r.stream = streams_[placement.lane].get();
+  if (placement.gate != nullptr) {
+    r.held_by = gates_.at(placement.gate);
+    r.before_page = placement.gate_before_page;
   }
   for (std::size_t i = 0; i < request.source_pages.size(); ++i) {
-    if (gated && i == r.before_page) {
-      host_gate* gate = hold->second.gate;
+    if (placement.queues_gate && i == placement.gate_before_page) {
+      host_gate* gate = gates_.at(placement.gate);
       r.stream->enqueue([gate] { gate->arrive_and_wait(); });
     }
     const core::page_index from = request.source_pages[i];
@@ -75,7 +73,8 @@ bool host_transfer_engine::cancel(core::transfer_handle handle) {
 void host_transfer_engine::hold(core::room_key owner, hold_gate& gate, std::uint32_t before_page) {
   auto* host = dynamic_cast<host_gate*>(&gate);
   if (host == nullptr) throw real_backend_error("host data plane: a gate of another data plane");
-  holds_[owner] = {host, before_page};
+  lanes_.hold(owner, gate, before_page);
+  gates_[&gate] = host;
 }
 
 std::vector<held_transfer> host_transfer_engine::held_at(const hold_gate& gate) const {

@@ -3,7 +3,8 @@
 // thread (host_stream.h), beside the rank that submitted it, into pages that may belong to
 // another process (host_page_pool.h over the shared region). A transfer that a gate holds
 // gets a worker of its own, its pages before the gate queued ahead of the gate's wait; the
-// others are spread over `workers` workers in turn. So a held transfer never stands in front
+// others are spread over `workers` workers in turn (copy_lanes.h decides, for the CUDA engine
+// too, and counts the gate's position over the whole request as the simulator does). So a held transfer never stands in front
 // of another one (on a shared worker, a fifth transfer would queue behind the gate and wait
 // for it: issue 16's stall), as Mooncake gives each transfer its own slice of the engine.
 // A transfer has ended once its worker has run everything queued for it; poll() says so.
@@ -12,6 +13,7 @@
 #include <memory>
 #include <vector>
 
+#include "real_backend/copy_lanes.h"
 #include "real_backend/data_plane.h"
 #include "real_backend/host_gate.h"
 #include "real_backend/host_page_pool.h"
@@ -42,18 +44,12 @@ class host_transfer_engine final : public gated_transfer_engine {
     const host_gate* held_by = nullptr;
     std::uint32_t before_page = 0;
   };
-  struct gate_hold {
-    host_gate* gate = nullptr;
-    std::uint32_t before_page = 0;
-  };
-
   host_page_pool& source_;
   std::map<core::rank_id, host_page_pool*> destinations_;
-  std::vector<std::unique_ptr<host_stream>> shared_;  // ungated transfers, in turn
-  std::vector<std::unique_ptr<host_stream>> held_;    // one per gated transfer
-  std::size_t next_shared_ = 0;
+  copy_lanes lanes_;
+  std::vector<std::unique_ptr<host_stream>> streams_;  // one worker per lane, as lanes_ numbers them
   std::map<core::transfer_handle, record> transfers_;
-  std::map<core::room_key, gate_hold> holds_;
+  std::map<const hold_gate*, host_gate*> gates_;  // every gate hold() was given
   std::vector<ended_transfer> ended_;
   core::transfer_handle next_handle_ = 1;
 };

@@ -83,9 +83,12 @@ class prefetch_run {
       ranks_.push_back(std::move(parts));
     }
     log_.observe([this](const core::event& e) { observe(e); });
+    recording_.attach(log_);
   }
 
   ~prefetch_run() { open_every_gate(); }
+
+  std::vector<recorded_event> recorded() const { return recording_.events(); }
 
   std::vector<real_finding> run(prefetch_counts* counts) {
     std::vector<std::thread> threads;
@@ -221,6 +224,7 @@ class prefetch_run {
   core::variant variant_;
   finding_log findings_;
   event_log log_;
+  event_recorder recording_;  // the log as kvsim real --trace writes it
   std::unique_ptr<group_plane> group_plane_;
   rank_group group_;
   std::vector<room_key> keys_;
@@ -257,6 +261,7 @@ real_outcome run_prefetch_script(const scenarios::scenario_spec& spec, core::var
                 (plane.name() == "cuda" ? "NCCL communicator" : "device plane")
           : "collectives: one NCCL rank per device across " + std::to_string(group) + " devices");
   outcome.findings = run.run(counts);
+  outcome.events = run.recorded();
   return outcome;
 }
 

@@ -13,6 +13,7 @@
 #include "real_backend/prefetch_script.h"
 #include "real_backend/process_launch.h"
 #include "real_backend/rank_process.h"
+#include "real_backend/recording_trace.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/script_support.h"
 #include "real_backend/transfer_script.h"
@@ -23,7 +24,7 @@ namespace {
 
 constexpr const char* usage_text =
     "usage: kvsim real --scenario NAME [--variant V] [--data-plane cuda|host] [--ranks 1|2]\n"
-    "                  [--json] [--catalogue FILE]\n"
+    "                  [--json] [--trace FILE] [--catalogue FILE]\n"
     "       kvsim real --list [--catalogue FILE]\n"
     "       kvsim real --nccl-check [--key-file FILE]\n"
     "       kvsim real --new-run-key\n"
@@ -39,6 +40,9 @@ constexpr const char* usage_text =
     "                    (host data plane only), their reports merged into one\n"
     "  --json            one JSON object: scenario, variant, backend, devices,\n"
     "                    simulated_peers, finding (null or {invariant, message}), also, notes\n"
+    "  --trace FILE      write the run's event log as a simulator trace marked \"origin\":\n"
+    "                    \"real\" (atomically; checked before the run), for kvsim replay\n"
+    "                    --lenient FILE; one process only (--ranks 1)\n"
     "  --catalogue FILE  the catalogue to read (default: the repository's)\n"
     "  --list            the scenarios the real backend scripts, with their breaking variant\n"
     "  --nccl-check      every process of a torchrun/srun launch joins one NCCL communicator\n"
@@ -58,6 +62,7 @@ struct options {
   std::optional<std::string> key_file;
   std::optional<std::string> data_plane;  // "cuda", "host"; empty: cuda where a GPU is found
   std::uint32_t ranks = 1;
+  std::optional<std::string> trace;  // --trace FILE
   bool help = false;
   std::string catalogue = KVSIM_DEFAULT_CATALOGUE;
 };
@@ -88,6 +93,8 @@ options parse(const std::vector<std::string>& args) {
       const std::string n = value();
       if (n != "1" && n != "2") throw usage_error{"--ranks is 1 or 2 (got '" + n + "')"};
       o.ranks = n == "1" ? 1 : 2;
+    } else if (a == "--trace") {
+      o.trace = value();
     } else if (a == "--catalogue") {
       o.catalogue = value();
     } else if (a == "--json") {
@@ -113,8 +120,12 @@ options parse(const std::vector<std::string>& args) {
     throw usage_error{"expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')"};
   if (modes > 1) throw usage_error{"--scenario, --list, --nccl-check and --new-run-key go alone"};
   if (o.key_file && !o.nccl_check) throw usage_error{"--key-file goes with --nccl-check"};
-  if (!o.scenario && (variant_given || o.json || o.data_plane || o.ranks != 1)) {
-    throw usage_error{"--variant, --data-plane, --ranks and --json go with --scenario"};
+  if (!o.scenario && (variant_given || o.json || o.data_plane || o.ranks != 1 || o.trace)) {
+    throw usage_error{"--variant, --data-plane, --ranks, --json and --trace go with --scenario"};
+  }
+  if (o.trace && o.ranks == 2) {
+    // Each rank process logs its own events; they are not merged back into one log yet.
+    throw usage_error{"--trace records a run of one process: use --ranks 1"};
   }
   if (o.ranks == 2 && o.data_plane != "host") {
     throw usage_error{"--ranks 2 needs --data-plane host (the ranks' pages in shared memory)"};
@@ -181,6 +192,12 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   const environment env = process_environment();
   if (started_as_rank_process(env)) return run_rank_process(*it, *v, env, err);
   try {
+    if (o.trace) check_recording_path(*o.trace);
+  } catch (const recording_error& e) {
+    err << "kvsim real: " << e.what() << "\n";
+    return 2;
+  }
+  try {
     const real_outcome outcome = [&] {
       if (o.ranks == 2) return run_transfer_processes(*it, *v, o.variant);
       std::unique_ptr<data_plane> plane = make_plane(o, ranks_of(*it));
@@ -188,6 +205,7 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
                  ? run_transfer_script(*it, *v, o.variant, *plane)
                  : run_prefetch_script(*it, *v, o.variant, *plane);
     }();
+    if (o.trace) write_recording(*o.trace, *it, outcome);
     if (o.json) {
       out << to_json(outcome).dump() << "\n";
     } else {
@@ -200,6 +218,9 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   } catch (const real_backend_error& e) {
     err << "kvsim real: " << e.what() << "\n";
     return 3;
+  } catch (const recording_error& e) {
+    err << "kvsim real: " << e.what() << "\n";
+    return 2;
   }
 }
 

@@ -2,7 +2,7 @@
 // `kvsim real`: runs a scripted catalogue scenario on the GPU(s) with the production core and
 // reports it in the simulator's finding format.
 //
-//   kvsim real --scenario NAME [--variant V] [--json] [--catalogue FILE]
+//   kvsim real --scenario NAME [--variant V] [--json] [--trace FILE] [--catalogue FILE]
 //   kvsim real --list [--catalogue FILE]     the scenarios the real backend scripts
 //   kvsim real --nccl-check                  multi-process NCCL check (torchrun / srun)
 //   kvsim real --help

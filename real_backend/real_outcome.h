@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "real_backend/event_recorder.h"
+
 namespace kvsim::real {
 
 struct real_finding {
@@ -31,6 +33,9 @@ struct real_outcome {
   bool simulated_peers = false;  // ranks shared a device (peers simulated by host threads)
   std::vector<real_finding> findings;
   std::vector<std::string> notes;  // where each rank ran, what the script did
+  // The core's events in the order logged (kvsim real --trace); a run of rank processes
+  // (--ranks 2) keeps none here: each process logged its own.
+  std::vector<recorded_event> events;
 };
 
 // Thread-safe: rank threads and observers add findings while a run goes on.

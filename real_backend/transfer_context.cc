@@ -30,6 +30,7 @@ transfer_context::transfer_context(const scenarios::scenario_spec& scenario, cor
     watch.observe(e);
     decode_owners.observe(e);
   });
+  recording.attach(log);
 }
 
 }  // namespace kvsim::real

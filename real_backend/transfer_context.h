@@ -15,6 +15,7 @@
 #include "real_backend/copy_watch.h"
 #include "real_backend/data_plane.h"
 #include "real_backend/event_log.h"
+#include "real_backend/event_recorder.h"
 #include "real_backend/page_owner_view.h"
 #include "real_backend/real_outcome.h"
 #include "real_backend/run_secret.h"
@@ -49,6 +50,7 @@ struct transfer_context {
   std::vector<std::unique_ptr<hold_gate>> gates;  // per spec.faults.gates; first: freed last
   finding_log findings;
   event_log log;
+  event_recorder recording;  // the log as kvsim real --trace writes it
   copy_watch copies;              // prefill's copies as its engine saw them (I2)
   transfer_watch watch;           // I2 as the copies say, I3 from decode's events
   page_owner_view decode_owners;  // decode's ledger as its events tell it (landing checks)

@@ -212,6 +212,7 @@ class transfer_run {
     run_transfer_steps(context_, prefill, decode, options_);
     return context_.findings.findings();
   }
+  std::vector<recorded_event> recorded() const { return context_.recording.events(); }
 
  private:
   script_options options_;
@@ -255,6 +256,7 @@ real_outcome run_transfer_script(const scenarios::scenario_spec& spec, core::var
       "messages");
   transfer_run run(spec, v, plane, options);
   outcome.findings = run.run();
+  outcome.events = run.recorded();
   return outcome;
 }
 

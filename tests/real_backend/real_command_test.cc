@@ -46,8 +46,14 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
                         "kvsim real: --scenario, --list, --nccl-check and --new-run-key go alone");
   expect_one_line_error(real({"--list", "--key-file", "k"}),
                         "kvsim real: --key-file goes with --nccl-check");
-  expect_one_line_error(real({"--list", "--json"}),
-                        "kvsim real: --variant, --data-plane, --ranks and --json go with --scenario");
+  expect_one_line_error(
+      real({"--list", "--json"}),
+      "kvsim real: --variant, --data-plane, --ranks, --json and --trace go with --scenario");
+  expect_one_line_error(
+      real({"--list", "--trace", "t.json"}),
+      "kvsim real: --variant, --data-plane, --ranks, --json and --trace go with --scenario");
+  expect_one_line_error(real({"--scenario", "page42", "--trace"}, false),
+                        "kvsim real: --trace needs a value");
   expect_one_line_error(real({"--scenario", "page42", "--data-plane", "tpu"}),
                         "kvsim real: --data-plane is cuda or host (got 'tpu')");
   expect_one_line_error(real({"--scenario", "page42", "--ranks", "3"}),

@@ -3,7 +3,9 @@
 #include "sim/random_walk.h"
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
+#include "tools/kvsim/cmd_replay_recording.h"
 #include "tools/kvsim/commands.h"
+#include "tools/kvsim/recording_replay.h"
 #include "tools/kvsim/run_json.h"
 #include "tools/kvsim/trace_input.h"
 
@@ -11,7 +13,7 @@ namespace kvsim::tools {
 namespace {
 
 constexpr const char* help =
-    "usage: kvsim replay FILE [--strict | --lenient] [--variant V] [--json]\n"
+    "usage: kvsim replay FILE [--strict | --lenient] [--variant V] [--json] [--trace OUT]\n"
     "  Re-runs a trace: same scenario, variant, seed and fault profile, its decisions.\n"
     "  --strict   (default) every decision must fit the recording; the first that does not\n"
     "             is reported (index, expected, actual)\n"
@@ -20,13 +22,19 @@ constexpr const char* help =
     "  --variant  run another core variant than the recorded one (safe or B1..B12,\n"
     "             H1..H3): a historical bug's trace replayed on the fixed core, as\n"
     "             kvsim check does\n"
+    "  A recording from real hardware (kvsim real --trace, \"origin\": \"real\") has no\n"
+    "  decisions: --lenient steers the simulator by the recorded order of the core's\n"
+    "  decisions (a seeded walk where it says nothing) to the recorded finding's invariant;\n"
+    "  --trace OUT writes that run as a simulator trace, which replays strictly\n"
     "  exit: 0 the run came out as recorded (same finding, or none), 1 it did not, 2 bad input\n";
 
 }  // namespace
 
 int cmd_replay(const arguments& args, std::ostream& out) {
   const cli_args flags(
-      args, {{"--help"}, {"--strict"}, {"--lenient"}, {"--json"}, {"--variant", true}}, 1);
+      args,
+      {{"--help"}, {"--strict"}, {"--lenient"}, {"--json"}, {"--variant", true}, {"--trace", true}},
+      1);
   if (flags.has("--help")) {
     out << help;
     return 0;
@@ -40,6 +48,12 @@ int cmd_replay(const arguments& args, std::ostream& out) {
       flags.has("--variant") ? std::optional(parse_variant(*flags.value("--variant")))
                              : std::nullopt;
   const loaded_trace loaded = load_trace_file(flags.positionals().front());
+  if (trace_origin(flags.positionals().front()) == "real") {
+    return replay_real_recording({flags.positionals().front(), loaded, lenient, flags.has("--json"),
+                                  core_variant, flags.value("--trace")},
+                                 out);
+  }
+  if (flags.has("--trace")) throw usage_error("--trace goes with a recording from real hardware");
   sim::replay chooser(loaded.trace.decisions,
                       lenient ? sim::replay_mode::lenient : sim::replay_mode::strict,
                       lenient ? std::make_unique<sim::random_walk>(loaded.trace.seed) : nullptr);

@@ -1,0 +1,139 @@
+#include "real_backend/recording_trace.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <system_error>
+
+#include "scenarios/catalogue.h"
+
+namespace kvsim::real {
+namespace {
+
+// The fault kinds of docs/trace-format.md's fault_profile: a real run injects none.
+constexpr const char* fault_kinds[] = {"delay",  "duplicate", "drop",  "stall",
+                                       "fail",   "timeout_unconfirmed", "abort",
+                                       "replay", "forge",     "peer_death", "misuse",
+                                       "late_status"};
+
+// FNV-1a's offset basis: the decision hash of no decisions (sim::decision_hash), which the
+// reader checks against the empty decision list.
+constexpr const char* empty_decision_hash = "cbf29ce484222325";
+
+// The actor a rank's core events are logged under, named as the simulator names its actors
+// (r1.decode.0): a transfer's prefill and decode, a HiCache case's per-rank schedulers.
+std::string role_of(const scenarios::scenario_spec& spec, core::rank_id rank) {
+  if (spec.kind != scenarios::scenario_kind::transfer) return "scheduler";
+  return rank == 0 ? "prefill" : "decode";
+}
+
+std::uint32_t ranks_of(const scenarios::scenario_spec& spec) {
+  return spec.kind == scenarios::scenario_kind::transfer ? 2 : spec.topology.attention_group;
+}
+
+std::string errno_text(int error) { return std::generic_category().message(error); }
+
+std::string shown(const std::filesystem::path& path) { return path.string(); }
+
+}  // namespace
+
+nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_outcome& outcome) {
+  using nlohmann::json;
+  json actors = json::array();
+  for (std::uint32_t rank = 0; rank < ranks_of(spec); ++rank) {
+    actors.push_back({{"id", rank}, {"rank", rank}, {"role", role_of(spec, rank)}, {"index", 0}});
+  }
+  json events = json::array();
+  for (std::size_t i = 0; i < outcome.events.size(); ++i) {
+    const recorded_event& e = outcome.events[i];
+    // "step S t=Tus ACTOR what", as the simulator writes its log: S counts the events.
+    events.push_back("step " + std::to_string(i + 1) + " t=" + std::to_string(e.at_us) + "us r" +
+                     std::to_string(e.what.rank) + "." + role_of(spec, e.what.rank) +
+                     ".0 core_decided " + core::describe(e.what));
+  }
+  json finding = nullptr;
+  if (!outcome.findings.empty()) {
+    const real_finding& first = outcome.findings.front();
+    json details = json::array();
+    if (first.timing_dependent) details.push_back("timing-dependent: found under a wall-clock bound");
+    for (std::size_t i = 1; i < outcome.findings.size(); ++i) {
+      details.push_back("also: " + outcome.findings[i].message);
+    }
+    finding = {{"invariant", first.invariant},
+               {"message", first.message},
+               {"evidence", json::array()},
+               {"details", std::move(details)}};
+  }
+  json faults = json::object();
+  for (const char* kind : fault_kinds) faults[kind] = 0;
+  return json{{"format", "kvsim-trace"},
+              {"version", 1},
+              {"kvsim_version", KVSIM_VERSION},
+              {"origin", "real"},
+              {"backend", outcome.backend},
+              {"scenario", scenarios::to_json(spec)},
+              {"variant", outcome.variant},
+              {"strategy", "real"},
+              {"seed", "1"},
+              {"fault_profile", std::move(faults)},
+              {"decision_hash", empty_decision_hash},
+              {"actors", std::move(actors)},
+              {"decisions", json::array()},
+              {"steps", outcome.events.size()},
+              {"events", std::move(events)},
+              {"finding", std::move(finding)}};
+}
+
+void check_recording_path(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (path.empty()) throw recording_error("--trace needs a file name");
+  if (std::filesystem::is_directory(path, ec)) {
+    throw recording_error("--trace " + shown(path) + ": is a directory");
+  }
+  const std::filesystem::path dir =
+      path.parent_path().empty() ? std::filesystem::path(".") : path.parent_path();
+  if (!std::filesystem::is_directory(dir, ec)) {
+    throw recording_error("--trace " + shown(path) + ": no such directory " + shown(dir));
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw recording_error("--trace " + shown(path) + ": cannot write in " + shown(dir) + " (" +
+                          errno_text(errno) + ")");
+  }
+}
+
+void write_recording(const std::filesystem::path& path, const scenarios::scenario_spec& spec,
+                     const real_outcome& outcome) {
+  const std::string text =
+      recording_json(spec, outcome).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) +
+      "\n";
+  const std::filesystem::path temporary = path.string() + ".tmp";
+  const auto fail = [&](const std::string& what, int error) {
+    ::unlink(temporary.c_str());
+    throw recording_error("--trace " + shown(path) + ": " + what + " (" + errno_text(error) + ")");
+  };
+  ::unlink(temporary.c_str());  // a stale one of an interrupted write
+  const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot create " + shown(temporary), errno);
+  std::size_t written = 0;
+  while (written < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + written, text.size() - written);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      fail("write failed", error);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0) {
+    const int error = errno;
+    ::close(fd);
+    fail("sync failed", error);
+  }
+  if (::close(fd) != 0) fail("close failed", errno);
+  if (std::rename(temporary.c_str(), path.c_str()) != 0) fail("rename failed", errno);
+}
+
+}  // namespace kvsim::real

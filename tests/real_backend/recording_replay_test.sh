@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Issue 16 item 5: a run recorded on real hardware (here the host data plane, no GPU) replays
+# in the simulator to the same finding.
+#   recording_replay_test.sh KVSIM_REAL KVSIM CATALOGUE
+# page42 B1 recorded with `kvsim real --data-plane host --trace`: `kvsim replay --lenient`
+# steers the simulator by the recorded order of the core's decisions to I3, with every core
+# decision of the simulator's run in the recorded order, whatever the seed of the walk that
+# draws what the recording leaves open (a walk alone puts prefill's allocation before
+# decode's in about half its runs); the steered run, written with --trace, replays strictly.
+# hicache_local_active H2 recorded: I6, which a walk alone does not find (seed 1). page42 safe
+# recorded: replays clean. And the one-line refusals (a strict replay of a recording, a bad
+# --trace path before the run, --trace with --ranks 2).
+set -u
+real=$1 kvsim=$2 catalogue=$3
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT
+failures=0
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+
+record() {  # SCENARIO VARIANT EXPECTED_EXIT -> $dir/SCENARIO.VARIANT.json
+  "$real" --data-plane host --scenario "$1" --variant "$2" --catalogue "$catalogue" \
+    --trace "$dir/$1.$2.json" >"$dir/record.out" 2>&1
+  local status=$?
+  [[ $status -eq $3 ]] || { cat "$dir/record.out"; fail "kvsim real $1 $2: exit $status, expected $3"; }
+  grep -q '"origin": "real"' "$dir/$1.$2.json" || fail "$1 $2: the recording is not marked origin real"
+  [[ ! -e "$dir/$1.$2.json.tmp" ]] || fail "$1 $2: a temporary file was left behind"
+}
+
+replay() {  # FILE EXPECTED_EXIT EXPECTED_TEXT [ARGS...]
+  local file=$1 expected_exit=$2 expected=$3
+  shift 3
+  "$kvsim" replay --lenient "$file" "$@" >"$dir/replay.out" 2>&1
+  local status=$?
+  if [[ $status -ne $expected_exit ]] || ! grep -qF -- "$expected" "$dir/replay.out"; then
+    cat "$dir/replay.out"
+    fail "replay $(basename "$file") $*: exit $status (expected $expected_exit), wanted '$expected'"
+  fi
+}
+
+record page42 B1 1
+replay "$dir/page42.B1.json" 0 "replayed: I3: rank 1 freed page 0 of room 42/gen 0"
+# The steered run keeps to the recorded order whichever seed draws the open choices.
+for seed in 1 2 3 4 5 6 7 8; do
+  sed "s/\"seed\": \"1\"/\"seed\": \"$seed\"/" "$dir/page42.B1.json" >"$dir/seeded.json"
+  replay "$dir/seeded.json" 0 '"own":0' --json
+  grep -qF '"invariant":"I3"' "$dir/replay.out" || fail "seed $seed: not I3"
+done
+# A failure seen on real hardware becomes a deterministic test: the steered run as a trace.
+replay "$dir/page42.B1.json" 0 "came out as recorded" --trace "$dir/steered.json"
+"$kvsim" replay "$dir/steered.json" >"$dir/strict.out" 2>&1 ||
+  { cat "$dir/strict.out"; fail "the steered run's trace does not replay strictly"; }
+
+record hicache_local_active H2 1
+replay "$dir/hicache_local_active.H2.json" 0 "replayed: I6: the storage read of room 22/gen 0"
+
+record page42 safe 0
+replay "$dir/page42.safe.json" 0 "replayed: no finding"
+
+# Refusals: one line, exit 2.
+"$kvsim" replay "$dir/page42.B1.json" >"$dir/err.out" 2>&1
+[[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] && grep -q "use --lenient" "$dir/err.out" ||
+  { cat "$dir/err.out"; fail "a strict replay of a recording is not refused in one line"; }
+sed 's/"origin": "real"/"origin": "elsewhere"/' "$dir/page42.B1.json" >"$dir/foreign.json"
+"$kvsim" replay --lenient "$dir/foreign.json" >"$dir/err.out" 2>&1
+[[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] && grep -q "field 'origin'" "$dir/err.out" ||
+  { cat "$dir/err.out"; fail "an unknown origin is not refused in one line"; }
+"$kvsim" replay "$dir/steered.json" --trace "$dir/again.json" >"$dir/err.out" 2>&1
+[[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] ||
+  { cat "$dir/err.out"; fail "--trace with a simulator trace is not refused in one line"; }
+"$real" --data-plane host --scenario page42 --variant B1 --catalogue "$catalogue" \
+  --trace "$dir/no/such/dir/t.json" >"$dir/err.out" 2>&1
+[[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] && grep -q "no such directory" "$dir/err.out" ||
+  { cat "$dir/err.out"; fail "a --trace in a missing directory is not refused in one line before the run"; }
+"$real" --data-plane host --scenario page42 --variant B1 --ranks 2 --catalogue "$catalogue" \
+  --trace "$dir/t.json" >"$dir/err.out" 2>&1
+[[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] ||
+  { cat "$dir/err.out"; fail "--trace with --ranks 2 is not refused in one line"; }
+
+if [[ $failures -ne 0 ]]; then
+  echo "$failures check(s) failed"
+  exit 1
+fi
+echo "ok: recordings of page42 B1, hicache_local_active H2 and page42 safe replay to their findings"
