@@ -89,6 +89,8 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
 void check_recording_path(const std::filesystem::path& path) {
   std::error_code ec;
   if (path.empty()) throw recording_error("--trace needs a file name");
+  // As kvsim's own --trace: a trace is written whole to a file, never to standard output.
+  if (path == "-") throw recording_error("--trace writes a file, not standard output ('-')");
   if (std::filesystem::is_directory(path, ec)) {
     throw recording_error("--trace " + shown(path) + ": is a directory");
   }

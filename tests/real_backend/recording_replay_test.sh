@@ -71,6 +71,12 @@ sed 's/"origin": "real"/"origin": "elsewhere"/' "$dir/page42.B1.json" >"$dir/for
   --trace "$dir/no/such/dir/t.json" >"$dir/err.out" 2>&1
 [[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] && grep -q "no such directory" "$dir/err.out" ||
   { cat "$dir/err.out"; fail "a --trace in a missing directory is not refused in one line before the run"; }
+for bad in - "$dir"; do
+  "$real" --data-plane host --scenario page42 --variant B1 --catalogue "$catalogue" \
+    --trace "$bad" >"$dir/err.out" 2>&1
+  [[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] && grep -qE "standard output|is a directory" "$dir/err.out" ||
+    { cat "$dir/err.out"; fail "--trace '$bad' is not refused in one line before the run"; }
+done
 "$real" --data-plane host --scenario page42 --variant B1 --ranks 2 --catalogue "$catalogue" \
   --trace "$dir/t.json" >"$dir/err.out" 2>&1
 [[ $? -eq 2 && $(wc -l <"$dir/err.out") -eq 1 ]] ||
