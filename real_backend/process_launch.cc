@@ -176,6 +176,8 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
   child prefill;
   std::vector<real_finding> prefill_findings;
   std::vector<real_finding> decode_findings;
+  std::vector<recorded_event> prefill_events;
+  std::vector<recorded_event> decode_events;
   std::string failure;
   try {
     decode.rank->expect("listening", start_patience);
@@ -188,6 +190,8 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
     const auto deadline = std::chrono::steady_clock::now() + options.patience;
     prefill_findings = findings_from_json(prefill.rank->findings_json(deadline));
     decode_findings = findings_from_json(decode.rank->findings_json(deadline));
+    prefill_events = events_from_json(prefill.rank->events_json(deadline));
+    decode_events = events_from_json(decode.rank->events_json(deadline));
   } catch (const std::exception& e) {
     failure = e.what();
   }
@@ -229,6 +233,7 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
                           "hands each rank its steps over a socketpair");
   outcome.findings =
       merge_findings({context.findings.findings(), prefill_findings, decode_findings});
+  outcome.events = merge_events({prefill_events, decode_events});
   return outcome;
 }
 

@@ -33,9 +33,9 @@ int fd_from(const environment& env, const char* name) {
 }
 
 // Serves the script's steps to `thread` until "stop" (or the parent goes away).
-template <class Actor, class Findings>
+template <class Actor, class Findings, class Events>
 void serve_until_stop(step_channel& channel, rank_thread<Actor>& thread,
-                      const Findings& answer_findings) {
+                      const Findings& answer_findings, const Events& answer_events) {
   std::map<std::uint64_t, std::shared_ptr<step_signal>> watches;
   for (;;) {
     thread.rethrow_if_failed();
@@ -66,6 +66,10 @@ void serve_until_stop(step_channel& channel, rank_thread<Actor>& thread,
     }
     if (verb == "findings") {
       answer_findings(id);
+      continue;
+    }
+    if (verb == "events") {
+      answer_events(id);
       continue;
     }
     const std::optional<transfer_step> step = transfer_step_named(step_name);
@@ -106,6 +110,21 @@ std::string findings_to_json(const std::vector<real_finding>& findings) {
   return j.dump();
 }
 
+std::string events_to_json(const std::vector<recorded_event>& events) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const recorded_event& e : events) j.push_back({{"at_ns", e.at_ns}, {"rank", e.rank}, {"what", e.what}});
+  return j.dump();
+}
+
+std::vector<recorded_event> events_from_json(const std::string& text) {
+  std::vector<recorded_event> out;
+  for (const auto& e : nlohmann::json::parse(text)) {
+    out.push_back({e.at("at_ns").get<std::uint64_t>(), e.at("rank").get<core::rank_id>(),
+                   e.at("what").get<std::string>()});
+  }
+  return out;
+}
+
 std::vector<real_finding> findings_from_json(const std::string& text) {
   std::vector<real_finding> out;
   for (const auto& f : nlohmann::json::parse(text)) {
@@ -137,6 +156,10 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
       channel.write_line("answer " + std::to_string(id) + " " +
                          findings_to_json(context.findings.findings()));
     };
+    const auto answer_events = [&](std::uint64_t id) {
+      channel.write_line("answer " + std::to_string(id) + " " +
+                         events_to_json(context.recording.events()));
+    };
     if (launch.rank == decode_rank) {
       wire.listen(launch.master_addr, launch.master_port);
       channel.write_line("listening");
@@ -145,7 +168,7 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
           "the decode rank's process",
           [&] { return std::make_unique<decode_actor>(context, wire); }, rank_idle);
       channel.write_line("ready");
-      serve_until_stop(channel, thread, answer_findings);
+      serve_until_stop(channel, thread, answer_findings, answer_events);
     } else {
       auto engine = plane.make_transfer_engine(prefill_rank, *context.prefill_pages,
                                                {{decode_rank, context.decode_memory.get()}});
@@ -156,7 +179,7 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
             "the prefill rank's process",
             [&] { return std::make_unique<prefill_actor>(context, wire, *engine); }, rank_idle);
         channel.write_line("ready");
-        serve_until_stop(channel, thread, answer_findings);
+        serve_until_stop(channel, thread, answer_findings, answer_events);
       }
       for (auto& g : context.gates) g->open();  // before the engine waits for its copies
     }

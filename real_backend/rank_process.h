@@ -29,5 +29,8 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v,
 // The findings as the channel carries them, and back.
 std::string findings_to_json(const std::vector<real_finding>& findings);
 std::vector<real_finding> findings_from_json(const std::string& text);
+// A rank's recorded events (kvsim real --trace), likewise.
+std::string events_to_json(const std::vector<recorded_event>& events);
+std::vector<recorded_event> events_from_json(const std::string& text);
 
 }  // namespace kvsim::real

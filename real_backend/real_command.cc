@@ -42,7 +42,7 @@ constexpr const char* usage_text =
     "                    simulated_peers, finding (null or {invariant, message}), also, notes\n"
     "  --trace FILE      write the run's event log as a simulator trace marked \"origin\":\n"
     "                    \"real\" (atomically; checked before the run), for kvsim replay\n"
-    "                    --lenient FILE; one process only (--ranks 1)\n"
+    "                    --lenient FILE (with --ranks 2: both processes' logs merged)\n"
     "  --catalogue FILE  the catalogue to read (default: the repository's)\n"
     "  --list            the scenarios the real backend scripts, with their breaking variant\n"
     "  --nccl-check      every process of a torchrun/srun launch joins one NCCL communicator\n"
@@ -122,10 +122,6 @@ options parse(const std::vector<std::string>& args) {
   if (o.key_file && !o.nccl_check) throw usage_error{"--key-file goes with --nccl-check"};
   if (!o.scenario && (variant_given || o.json || o.data_plane || o.ranks != 1 || o.trace)) {
     throw usage_error{"--variant, --data-plane, --ranks, --json and --trace go with --scenario"};
-  }
-  if (o.trace && o.ranks == 2) {
-    // Each rank process logs its own events; they are not merged back into one log yet.
-    throw usage_error{"--trace records a run of one process: use --ranks 1"};
   }
   if (o.ranks == 2 && o.data_plane != "host") {
     throw usage_error{"--ranks 2 needs --data-plane host (the ranks' pages in shared memory)"};

@@ -33,8 +33,8 @@ struct real_outcome {
   bool simulated_peers = false;  // ranks shared a device (peers simulated by host threads)
   std::vector<real_finding> findings;
   std::vector<std::string> notes;  // where each rank ran, what the script did
-  // The core's events in the order logged (kvsim real --trace); a run of rank processes
-  // (--ranks 2) keeps none here: each process logged its own.
+  // The core's events in the order logged (kvsim real --trace); of rank processes (--ranks
+  // 2), each process's log merged by the steady clock they share.
   std::vector<recorded_event> events;
 };
 

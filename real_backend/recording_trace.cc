@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <system_error>
@@ -46,12 +47,15 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
     actors.push_back({{"id", rank}, {"rank", rank}, {"role", role_of(spec, rank)}, {"index", 0}});
   }
   json events = json::array();
+  const std::uint64_t start_ns = outcome.events.empty() ? 0 : outcome.events.front().at_ns;
   for (std::size_t i = 0; i < outcome.events.size(); ++i) {
     const recorded_event& e = outcome.events[i];
-    // "step S t=Tus ACTOR what", as the simulator writes its log: S counts the events.
-    events.push_back("step " + std::to_string(i + 1) + " t=" + std::to_string(e.at_us) + "us r" +
-                     std::to_string(e.what.rank) + "." + role_of(spec, e.what.rank) +
-                     ".0 core_decided " + core::describe(e.what));
+    // "step S t=Tus ACTOR what", as the simulator writes its log: S counts the events, T is
+    // host time since the first.
+    const std::uint64_t at_us = (e.at_ns - std::min(e.at_ns, start_ns)) / 1000;
+    events.push_back("step " + std::to_string(i + 1) + " t=" + std::to_string(at_us) + "us r" +
+                     std::to_string(e.rank) + "." + role_of(spec, e.rank) + ".0 core_decided " +
+                     e.what);
   }
   json finding = nullptr;
   if (!outcome.findings.empty()) {

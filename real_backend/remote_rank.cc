@@ -151,6 +151,10 @@ std::string remote_rank::findings_json(clock_type::time_point deadline) {
   return request("findings", deadline);
 }
 
+std::string remote_rank::events_json(clock_type::time_point deadline) {
+  return request("events", deadline);
+}
+
 void remote_rank::stop(clock_type::time_point deadline) { (void)request("stop", deadline); }
 
 void remote_rank::release() { (void)channel_.write_line("exit"); }

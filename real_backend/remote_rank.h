@@ -29,6 +29,8 @@ class remote_rank final : public script_rank {
   void rethrow_if_failed() override;
   // The rank's findings, as JSON text (rank_process.h).
   std::string findings_json(clock_type::time_point deadline);
+  // The rank's recorded events, as JSON text (rank_process.h).
+  std::string events_json(clock_type::time_point deadline);
   // Ending, in two phases: stop() returns once the rank's thread has stopped (it reads the
   // control plane no more); release() lets the process exit. Every rank is stopped before
   // any is released, so no rank sees its peer's links close while it still runs.

@@ -2,7 +2,8 @@
 // The line protocol between a `kvsim real --ranks 2` parent and a rank process it started:
 // a socketpair the parent made, one end inherited by the child (KVSIM_SCRIPT_FD). Nothing
 // on the network can reach it, so it carries no key. One line per message:
-//   parent -> rank: "ask ID STEP R", "watch ID STEP R", "cancel ID", "findings ID", "stop"
+//   parent -> rank: "ask ID STEP R", "watch ID STEP R", "cancel ID", "findings ID",
+//                   "events ID", "stop"
 //   rank -> parent: "listening", "ready", "answer ID TEXT", "fired ID", "failed LINE"
 #include <chrono>
 #include <mutex>
