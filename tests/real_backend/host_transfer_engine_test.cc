@@ -11,21 +11,14 @@
 #include <vector>
 
 #include "real_backend/host_data_plane.h"
+#include "tests/real_backend/eventually.h"
 
 namespace kvsim::real {
 namespace {
 
 using namespace std::chrono_literals;
 
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds within = 10'000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100us);
-  }
-  return true;
-}
+using testing::eventually;
 
 TEST(HostTransferEngine, UngatedTransfersLandWhileAGateHolds) {
   host_data_plane plane;

@@ -11,21 +11,14 @@
 #include "real_backend/cuda_gate.h"
 #include "real_backend/cuda_page_pool.h"
 #include "tests/real_backend/gpu/gpu_test_support.h"
+#include "tests/real_backend/eventually.h"
 
 namespace kvsim::real {
 namespace {
 
 using namespace std::chrono_literals;
 
-template <class Done>
-bool eventually(Done done, std::chrono::milliseconds within = 10'000ms) {
-  const auto deadline = std::chrono::steady_clock::now() + within;
-  while (!done()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(100us);
-  }
-  return true;
-}
+using testing::eventually;
 
 void copies_are_held_then_land(int source_device, int destination_device) {
   cuda_page_pool source(source_device, 8, 4096);
