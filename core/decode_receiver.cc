@@ -26,12 +26,25 @@ std::optional<std::vector<page_index>> decode_receiver::prealloc(room_key key,
   if (requests_.contains(key) || finished_.contains(key)) return std::nullopt;
   auto allocated = state_.ledger.allocate(key, pages);
   if (!allocated) return std::nullopt;
+  return track(key, allocated.value(), std::move(prefill_ranks));
+}
+
+std::optional<std::vector<page_index>> decode_receiver::prealloc_exact(
+    room_key key, std::span<const page_index> pages, std::vector<rank_id> prefill_ranks) {
+  owner_.check();
+  if (requests_.contains(key) || finished_.contains(key)) return std::nullopt;
+  auto allocated = state_.ledger.allocate_exact(key, pages);
+  if (!allocated) return std::nullopt;
+  return track(key, allocated.value(), std::move(prefill_ranks));
+}
+
+const std::vector<page_index>& decode_receiver::track(room_key key, std::vector<page_index> pages,
+                                                      std::vector<rank_id> prefill_ranks) {
   request r;
-  r.pages = allocated.value();
+  r.pages = std::move(pages);
   r.prefill_ranks = std::move(prefill_ranks);
   for (rank_id prefill : r.prefill_ranks) waiting_on_[prefill].insert(key);
-  requests_.emplace(key, std::move(r));
-  return requests_.at(key).pages;
+  return requests_.emplace(key, std::move(r)).first->second.pages;
 }
 
 void decode_receiver::publish(room_key key) {

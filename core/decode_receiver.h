@@ -23,6 +23,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,12 @@ class decode_receiver {
   // Destination pages for `key`, fed by `prefill_ranks`; empty when the pool is full.
   std::optional<std::vector<page_index>> prealloc(room_key key, std::uint32_t pages,
                                                   std::vector<rank_id> prefill_ranks);
+  // As prealloc, on exactly `pages` (page_ledger::allocate_exact: a timeline replayed from a
+  // log pins them); empty when the request is known already or the ledger refuses. A page
+  // that is not free is refused as misuse: the caller waits until the ledger has them free.
+  std::optional<std::vector<page_index>> prealloc_exact(room_key key,
+                                                        std::span<const page_index> pages,
+                                                        std::vector<rank_id> prefill_ranks);
   // The pages, to every prefill rank; then whatever arrived for `key` before it was known.
   void publish(room_key key);
   // The client went away: arm, then send ABORT to every prefill rank.
@@ -111,6 +118,9 @@ class decode_receiver {
     bool receiving_quarantined = false;
   };
 
+  // Registers a request on the destination pages the ledger just gave it.
+  const std::vector<page_index>& track(room_key key, std::vector<page_index> pages,
+                                       std::vector<rank_id> prefill_ranks);
   void arm_and_send_abort(room_key key, std::optional<std::uint64_t> deadline_us);
   void on_ack(const control_message& ack);
   void on_peer_lost(room_key key, rank_id peer, peer_state state);

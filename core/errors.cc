@@ -28,6 +28,8 @@ const char* to_string(ledger_error error) {
       return "lease_quarantined";
     case ledger_error::lease_not_quarantined:
       return "lease_not_quarantined";
+    case ledger_error::page_not_free:
+      return "page_not_free";
   }
   return "unknown_ledger_error";
 }

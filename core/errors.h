@@ -18,6 +18,9 @@ enum class ledger_error : std::uint8_t {
   lease_underflow,        // ending a lease that already ended (its counts would go below zero)
   lease_quarantined,      // plain end of a quarantined lease: only the transport may confirm it
   lease_not_quarantined,  // confirmation of a lease that was never quarantined
+  // An exact allocation (allocate_exact) names a page that is not free: owned, retiring or
+  // quarantined. Last, so that the numbers of the older errors stay what they were.
+  page_not_free,
 };
 
 enum class lifetime_error : std::uint8_t {

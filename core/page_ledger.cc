@@ -43,6 +43,30 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate(room_key own
   return taken;
 }
 
+result<std::vector<page_index>, ledger_error> page_ledger::allocate_exact(
+    room_key owner, std::span<const page_index> pages) {
+  std::optional<page_index> culprit;
+  if (auto error = validate_page_list(pages, culprit)) {
+    refuse(*error, owner, culprit, std::nullopt);
+    return *error;
+  }
+  // Retiring and quarantined pages still have their owner: one test covers all three.
+  for (page_index page : pages) {
+    if (pages_[page].owner) {
+      refuse(ledger_error::page_not_free, owner, page, std::nullopt);
+      return ledger_error::page_not_free;
+    }
+  }
+  take_free_pages(pages);
+  std::vector<page_index> taken(pages.begin(), pages.end());
+  for (page_index page : taken) {
+    pages_[page].owner = owner;
+    owned_by_[owner].insert(page);
+  }
+  emit(pages_allocated{owner, taken});
+  return taken;
+}
+
 result<lease_id, ledger_error> page_ledger::lease(room_key owner, lease_role role,
                                                   std::span<const page_index> pages) {
   std::optional<page_index> culprit;
@@ -326,6 +350,15 @@ page_index page_ledger::take_free_page() {
     free_list_.pop_front();
   }
   return page;
+}
+
+void page_ledger::take_free_pages(std::span<const page_index> pages) {
+  // The request's own pages, not a pool-sized bitmap (validate_page_list's rule); one pass
+  // over the free list keeps the order of the pages that stay on it.
+  const std::set<page_index> wanted(pages.begin(), pages.end());
+  const std::size_t removed =
+      std::erase_if(free_list_, [&](page_index page) { return wanted.contains(page); });
+  KVSIM_INVARIANT(removed == wanted.size(), "every page without an owner is on the free list");
 }
 
 void page_ledger::refuse(ledger_error error, room_key caller, std::optional<page_index> page,

@@ -49,6 +49,14 @@ class page_ledger {
               ledger_options options = {});
 
   result<std::vector<page_index>, ledger_error> allocate(room_key owner, std::uint32_t count);
+  // Exactly `pages`, in the order given: a timeline replayed from a production log pins the
+  // pages its allocator handed out. The list is checked like every other (empty, out of
+  // range, named twice), then every page must be free (an owned, retiring or quarantined one
+  // is page_not_free): a refusal is misuse, so a caller waits until ledger reads say the
+  // pages are free. The pages left on the free list keep their order; emits pages_allocated,
+  // as allocate does.
+  result<std::vector<page_index>, ledger_error> allocate_exact(room_key owner,
+                                                               std::span<const page_index> pages);
   result<lease_id, ledger_error> lease(room_key owner, lease_role role,
                                        std::span<const page_index> pages);
   status<ledger_error> end_lease(lease_id lease);
@@ -103,6 +111,8 @@ class page_ledger {
   void finish_lease(lease_id lease);
   void free_page(page_index page);
   page_index take_free_page();
+  // Takes `pages` (all free) off the free list, keeping the order of the rest.
+  void take_free_pages(std::span<const page_index> pages);
   void refuse(ledger_error error, room_key caller, std::optional<page_index> page,
               std::optional<lease_id> lease);
   void emit(event_body body);

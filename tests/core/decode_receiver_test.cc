@@ -426,3 +426,44 @@ TEST_F(DecodeReceiver, AReleaseOfPagesBeingReceivedIntoIsDeferredByTheLedger) {
 
 }  // namespace
 }  // namespace kvsim::core
+
+namespace kvsim::core {
+namespace {
+
+// Issue 16 item 5: a timeline replayed from a log pins decode's pages. The request is
+// registered on exactly those pages, in their order, and published and freed like any other.
+TEST_F(DecodeReceiver, APinnedRequestGetsExactlyItsPages) {
+  const std::vector<page_index> pinned{5, 6, 2};
+  EXPECT_EQ(receiver.prealloc_exact(request, pinned, prefill_ranks), pinned);
+  EXPECT_EQ(receiver.pages(request), pinned);
+  receiver.publish(request);
+  ASSERT_EQ(control.of_kind(control_kind::metadata).size(), 2u);
+  EXPECT_EQ(control.of_kind(control_kind::metadata)[0].message.pages, pinned);
+  EXPECT_FALSE(receiver.prealloc_exact(request, std::vector<page_index>{0}, prefill_ranks))
+      << "a live request registered twice";
+  receiver.abort(request, std::nullopt);
+  receiver.on_message(ack_from(0));
+  receiver.on_message(ack_from(1));
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_TRUE(receiver.check_consistency().empty());
+}
+
+// A pinned page the older request still holds: the ledger refuses (misuse, emitted) and the
+// request is not registered, so the caller can wait and try again.
+TEST_F(DecodeReceiver, APinnedPageThatIsNotFreeRegistersNothing) {
+  const auto older = receiver.prealloc(older_request, 2, prefill_ranks).value();
+  sink.clear();
+  EXPECT_FALSE(receiver.prealloc_exact(request, std::vector<page_index>{7, older[1]}, prefill_ranks));
+  EXPECT_EQ(receiver.request_count(), 1u);
+  EXPECT_EQ(ledger.free_count(), 6u);
+  ASSERT_EQ(sink.count<ledger_misuse>(), 1u);
+  EXPECT_EQ(sink.last<ledger_misuse>()->error, ledger_error::page_not_free);
+  receiver.publish(older_request);
+  receiver.complete(older_request);
+  EXPECT_EQ(receiver.prealloc_exact(request, std::vector<page_index>{7, older[1]}, prefill_ranks),
+            (std::vector<page_index>{7, older[1]}));
+}
+
+}  // namespace
+}  // namespace kvsim::core

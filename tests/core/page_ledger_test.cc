@@ -253,6 +253,111 @@ TEST_F(PageLedgerMisuse, ConfirmingALeaseThatWasNotQuarantined) {
   expect_refused_without_change(ledger_error::lease_not_quarantined);
 }
 
+// --- allocate_exact: the pages a logged allocator handed out ---------------------------
+
+TEST(PageLedgerExact, TakesExactlyThePagesNamedInTheirOrderAndEmitsAnAllocation) {
+  recording_sink sink;
+  page_ledger ledger(0, 8, sink);
+  const std::vector<page_index> pinned{5, 3, 4};
+  EXPECT_EQ(ledger.allocate_exact(request_a, pinned).value(), pinned);
+  for (page_index page : pinned) EXPECT_EQ(ledger.owner_of(page), request_a);
+  EXPECT_EQ(ledger.pages_of(request_a), (std::vector<page_index>{3, 4, 5}));
+  EXPECT_EQ(ledger.free_count(), 5u);
+  ASSERT_EQ(sink.size(), 1u) << "one event, as allocate emits";
+  const auto allocated = sink.last<pages_allocated>();
+  ASSERT_TRUE(allocated.has_value());
+  EXPECT_EQ(allocated->owner, request_a);
+  EXPECT_EQ(allocated->pages, pinned);
+  EXPECT_TRUE(ledger.check_consistency().empty());
+}
+
+// The pages left on the free list come out in the order they would have without the exact
+// allocation, LIFO and FIFO alike.
+TEST(PageLedgerExact, LeavesTheOrderOfTheRemainingFreePagesAlone) {
+  for (const allocation_order order : {allocation_order::lifo, allocation_order::fifo}) {
+    recording_sink sink;
+    page_ledger ledger(0, 6, sink, {order, release_policy::defer_while_leased});
+    ASSERT_TRUE(ledger.allocate(request_c, 6));
+    ASSERT_TRUE(ledger.release(request_c, std::vector<page_index>{3}));
+    ASSERT_TRUE(ledger.release(request_c, std::vector<page_index>{0}));
+    ASSERT_TRUE(ledger.release(request_c, std::vector<page_index>{5}));
+    ASSERT_TRUE(ledger.release(request_c, std::vector<page_index>{1}));
+    // Freed 3, 0, 5, 1: take 0 out of the middle.
+    ASSERT_TRUE(ledger.allocate_exact(request_a, std::vector<page_index>{0}));
+    const std::vector<page_index> rest = ledger.allocate(request_b, 3).value();
+    if (order == allocation_order::lifo) {
+      EXPECT_EQ(rest, (std::vector<page_index>{1, 5, 3}));
+    } else {
+      EXPECT_EQ(rest, (std::vector<page_index>{3, 5, 1}));
+    }
+    EXPECT_TRUE(ledger.check_consistency().empty());
+  }
+}
+
+TEST(PageLedgerExact, APageFreedAgainCanBeTakenExactlyAgain) {
+  recording_sink sink;
+  page_ledger ledger(0, 4, sink);
+  ASSERT_TRUE(ledger.allocate_exact(request_a, std::vector<page_index>{2}));
+  const lease_id copy =
+      ledger.lease(request_a, lease_role::destination, std::vector<page_index>{2}).value();
+  ASSERT_TRUE(ledger.release_all(request_a));
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{2}).error(),
+            ledger_error::page_not_free)
+      << "retiring while the copy still writes it";
+  ASSERT_TRUE(ledger.end_lease(copy));
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{2}).value(),
+            (std::vector<page_index>{2}));
+  EXPECT_TRUE(ledger.check_consistency().empty());
+}
+
+TEST_F(PageLedgerMisuse, ExactAllocationOfNoPage) {
+  EXPECT_EQ(ledger.allocate_exact(request_b, {}).error(), ledger_error::empty_request);
+  expect_refused_without_change(ledger_error::empty_request);
+}
+
+TEST_F(PageLedgerMisuse, ExactAllocationPastThePool) {
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{4, 6}).error(),
+            ledger_error::page_out_of_range);
+  expect_refused_without_change(ledger_error::page_out_of_range);
+  EXPECT_EQ(sink.last<ledger_misuse>()->page, page_index{6});
+}
+
+TEST_F(PageLedgerMisuse, ExactAllocationNamingAPageTwice) {
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{4, 5, 4}).error(),
+            ledger_error::duplicate_page);
+  expect_refused_without_change(ledger_error::duplicate_page);
+  EXPECT_EQ(sink.last<ledger_misuse>()->page, page_index{4});
+}
+
+// All or nothing: free page 3 is not taken because page 1 (request A's) is not free.
+TEST_F(PageLedgerMisuse, ExactAllocationOfAnOwnedPage) {
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{3, pages_a[1]}).error(),
+            ledger_error::page_not_free);
+  expect_refused_without_change(ledger_error::page_not_free);
+  const auto misuse = sink.last<ledger_misuse>();
+  EXPECT_EQ(misuse->caller, request_b);
+  EXPECT_EQ(misuse->page, pages_a[1]);
+}
+
+TEST_F(PageLedgerMisuse, ExactAllocationOfARetiringPage) {
+  ASSERT_TRUE(ledger.release(request_a, std::vector<page_index>{pages_a[0]}));  // leased: retires
+  sink.clear();
+  before = snapshot(ledger);
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{pages_a[0]}).error(),
+            ledger_error::page_not_free);
+  expect_refused_without_change(ledger_error::page_not_free);
+}
+
+TEST_F(PageLedgerMisuse, ExactAllocationOfAQuarantinedPage) {
+  ASSERT_TRUE(ledger.quarantine(lease_a));
+  ASSERT_TRUE(ledger.release_all(request_a));
+  sink.clear();
+  before = snapshot(ledger);
+  EXPECT_EQ(ledger.allocate_exact(request_b, std::vector<page_index>{pages_a[0]}).error(),
+            ledger_error::page_not_free);
+  expect_refused_without_change(ledger_error::page_not_free);
+}
+
 TEST(PageLedgerConsistency, ReportsAFreePageThatIsStillLeased) {
   recording_sink sink;
   page_ledger ledger(0, 2, sink, {allocation_order::lifo, release_policy::free_while_leased});
