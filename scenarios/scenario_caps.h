@@ -40,5 +40,9 @@ inline constexpr std::uint64_t moved_bytes_max = std::uint64_t{1} << 30;  // 1 G
 // Scheduling steps: every step is an event or more, in memory and in the trace. The default
 // is 20,000.
 inline constexpr std::uint64_t step_limit_max = 200'000;
+// requests[i].pin.submit_at_us and abort_at_us: 2^40 us, about 12.7 days of virtual time. A
+// logged incident spans seconds; below this cap the world's sums of virtual times (a time
+// plus waits and bounds) cannot wrap around.
+inline constexpr std::uint64_t pinned_time_max_us = std::uint64_t{1} << 40;
 
 }  // namespace kvsim::scenarios::caps

@@ -42,6 +42,7 @@ request_spec transfer_request(Draw& d, const topology_spec& topology, std::uint3
     }
   }
   if (index > 0 && d.one_in(3)) r.after = d.in(0, index - 1);
+  // Never a pin (request_pin): a pin replays a logged timeline, the swarm draws its own.
   return r;
 }
 

@@ -11,6 +11,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/code_probes.h"
 #include "scenarios/json_reader.h"
+#include "scenarios/pin_parser.h"
 #include "scenarios/scenario_caps.h"
 #include "scenarios/scenario_names.h"
 #include "sim/kv_memory.h"
@@ -97,6 +98,7 @@ class scenario_parser {
     if (const json* value = json_reader::optional(scenario_, "heal_bound_us")) {
       spec.heal_bound_us = in_.u64(*value, "heal_bound_us", 1);
     }
+    check_pins(in_, spec);
     return spec;
   }
 
@@ -172,7 +174,8 @@ class scenario_parser {
     const auto at = [&](const char* key) { return member_path(path, key); };
     in_.object(value, path);
     in_.only_keys(value, path,
-                  {"room", "pages", "chunks", "siblings", "abort", "origin", "abort_from", "after"});
+                  {"room", "pages", "chunks", "siblings", "abort", "origin", "abort_from", "after",
+                   "pin"});
     request_spec r;
     r.room = in_.u64(in_.required(value, path, "room"), at("room"), 0);
     const json* pages = json_reader::optional(value, "pages");
@@ -207,6 +210,9 @@ class scenario_parser {
                                        std::to_string(index));
     }
     check_abort_fields(r, path);
+    if (const json* pin = json_reader::optional(value, "pin")) {
+      r.pin = parse_pin(in_, *pin, at("pin"), r, topology);
+    }
     return r;
   }
 

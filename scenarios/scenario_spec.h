@@ -11,6 +11,7 @@
 #include "core/events.h"
 #include "core/ids.h"
 #include "core/page_ledger.h"
+#include "scenarios/request_pin.h"
 
 namespace kvsim::scenarios {
 
@@ -60,6 +61,7 @@ struct request_spec {
   abort_origin origin = abort_origin::decode;
   std::vector<core::rank_id> abort_from;  // decode ranks that abort (MLA fan-out, B6); empty: all
   std::optional<std::uint32_t> after;     // index of a request that must end before this starts
+  std::optional<request_pin> pin;         // a timeline from a log (transfer only); empty: none
 
   friend bool operator==(const request_spec&, const request_spec&) = default;
 };

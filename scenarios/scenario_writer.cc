@@ -1,6 +1,6 @@
 // to_json: a scenario_spec in the catalogue's schema (scenarios/SCHEMA.md), the inverse of
 // parse_scenario. Every field is written, so a trace header that carries a scenario inline
-// states it completely; empty optionals (abort, after, deadline_us) are left out.
+// states it completely; empty optionals (abort, after, pin, deadline_us) are left out.
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_names.h"
 
@@ -23,6 +23,15 @@ json topology_json(const topology_spec& t) {
   return out;
 }
 
+// Only what the pin names: a request without a pin is written as it always was.
+json pin_json(const request_pin& pin) {
+  json out = json::object();
+  if (!pin.decode_pages.empty()) out["decode_pages"] = pin.decode_pages;
+  if (pin.submit_at_us) out["submit_at_us"] = *pin.submit_at_us;
+  if (pin.abort_at_us) out["abort_at_us"] = *pin.abort_at_us;
+  return out;
+}
+
 json request_json(const request_spec& r) {
   json out{{"room", r.room},
            {"pages", r.pages},
@@ -32,6 +41,7 @@ json request_json(const request_spec& r) {
            {"abort_from", r.abort_from}};
   if (r.abort) out["abort"] = to_string(*r.abort);
   if (r.after) out["after"] = *r.after;
+  if (r.pin) out["pin"] = pin_json(*r.pin);
   return out;
 }
 

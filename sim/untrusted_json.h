@@ -13,9 +13,10 @@
 
 namespace kvsim::sim {
 
-// The deepest legal kvsim document nests 6 levels: a catalogue's document, its scenarios
-// array, a scenario, its faults, the gates array and a gate (a trace's inline scenario is one
-// level less deep). Ten times that is still far from what the parser's recursion can hold.
+// The deepest legal kvsim document nests 7 levels: a catalogue's document, its scenarios
+// array, a scenario, its requests, a request, its pin and the pin's decode_pages (a trace's
+// inline scenario is one level less deep). Nine times that is still far from what the
+// parser's recursion can hold.
 inline constexpr std::size_t json_nesting_max = 64;
 
 struct json_nesting_excess {
@@ -29,7 +30,7 @@ std::optional<json_nesting_excess> json_nesting_exceeds(std::string_view text,
                                                         std::size_t max = json_nesting_max);
 
 // "JSON nests deeper than 64 levels (the bracket at byte 120 opens level 65; no kvsim
-// document nests deeper than 6)": the line a loader prints after its file name.
+// document nests deeper than 7)": the line a loader prints after its file name.
 std::string describe(const json_nesting_excess& excess, std::size_t max = json_nesting_max);
 
 // A value for an error line, at most `max_chars` characters and never recursing: scalars as

@@ -460,6 +460,89 @@ TEST_F(CatalogueErrors, AbortDetailsOnARequestThatIsNotAbortedAreInconsistent) {
                 "'prefill'"});
 }
 
+// --- pinned timelines (requests[i].pin, issue 16 item 5) ------------------------------------
+
+TEST_F(CatalogueErrors, PinnedDecodePagesArePagesOfThePoolOneEachAsManyAsTheRequestHas) {
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", {1, 8}}}),
+               problem::out_of_range,
+               {"scenario 'page42': field 'requests[1].pin.decode_pages[1]' must be a page of the "
+                "pool, below topology.pages_per_rank = 8 (got 8)"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", {1, -1}}}),
+               problem::out_of_range, {"field 'requests[1].pin.decode_pages[1]' must be an integer"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", {1}}}),
+               problem::inconsistent,
+               {"scenario 'page42': field 'requests[1].pin.decode_pages' lists 1 page(s), but the "
+                "request has pages = 2: decode allocates exactly the pages pinned"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", json::array()}}),
+               problem::inconsistent, {"field 'requests[1].pin.decode_pages' lists 0 page(s)"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", {3, 3}}}),
+               problem::inconsistent, {"field 'requests[1].pin.decode_pages' names page 3 twice"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", "3"}}),
+               problem::wrong_type, {"field 'requests[1].pin.decode_pages' must be an array"});
+}
+
+TEST_F(CatalogueErrors, APinIsAnObjectOfKnownFieldsThatPinsSomething) {
+  expect_error(put("/scenarios/0/requests/1/pin", json::array({5, 6})), problem::wrong_type,
+               {"field 'requests[1].pin' must be an object"});
+  expect_error(put("/scenarios/0/requests/1/pin", json::object()), problem::inconsistent,
+               {"field 'requests[1].pin' pins nothing: give decode_pages, submit_at_us or "
+                "abort_at_us"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_page", {5, 6}}}),
+               problem::unknown_field,
+               {"unknown field 'requests[1].pin.decode_page' (did you mean "
+                "'requests[1].pin.decode_pages'?)"});
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"submit_at_us", "5"}}), problem::wrong_type,
+               {"field 'requests[1].pin.submit_at_us' must be an integer"});
+  expect_error(put("/scenarios/0/requests/1/pin",
+                   json{{"submit_at_us", caps::pinned_time_max_us + 1}}),
+               problem::out_of_range,
+               {"field 'requests[1].pin.submit_at_us' must be an integer between 0 and " +
+                std::to_string(caps::pinned_time_max_us)});
+}
+
+TEST_F(CatalogueErrors, APinnedAbortIsDecodesAbortOfPhaseAnytimeWithinTheI9Bound) {
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"abort_at_us", 40}}), problem::inconsistent,
+               {"scenario 'page42': field 'requests[1].pin.abort_at_us' is given but the request "
+                "has no 'abort'"});
+  expect_error(put("/scenarios/0/requests/0/pin", json{{"abort_at_us", 40}}), problem::inconsistent,
+               {"field 'requests[0].pin.abort_at_us' places the abort itself, so the request's "
+                "'abort' must be 'anytime' (got 'during_transfer')"});
+  json document = valid_document();
+  json& request = document["scenarios"][0]["requests"][0];
+  request["abort"] = "anytime";
+  request.erase("abort_from");
+  request["origin"] = "prefill";
+  request["pin"] = json{{"abort_at_us", 40}};
+  expect_error(document.dump(), problem::inconsistent,
+               {"field 'requests[0].pin.abort_at_us' is a time at which decode sends the abort, "
+                "but origin 'prefill'"});
+  request.erase("origin");
+  request["pin"] = json{{"submit_at_us", 50}, {"abort_at_us", 40}};
+  expect_error(document.dump(), problem::inconsistent,
+               {"field 'requests[0].pin.abort_at_us' is before requests[0].pin.submit_at_us = 50 "
+                "(got 40)"});
+  request["pin"] = json{{"submit_at_us", 50}, {"abort_at_us", 10'050}};
+  expect_error(document.dump(), problem::inconsistent,
+               {"field 'requests[0].pin.abort_at_us' comes 10000 us after the request's "
+                "submission, not within heal_bound_us = 10000"});
+  request["pin"] = json{{"submit_at_us", 50}, {"abort_at_us", 10'049}};
+  EXPECT_NO_THROW(load_catalogue(write(document.dump())));
+}
+
+TEST_F(CatalogueErrors, PinnedSubmissionsFollowTheRequestsOrderAndTransferScenariosOnly) {
+  json document = valid_document();
+  document["scenarios"][0]["requests"][0]["pin"] = json{{"submit_at_us", 50}};
+  document["scenarios"][0]["requests"][1]["pin"] = json{{"submit_at_us", 40}};
+  expect_error(document.dump(), problem::inconsistent,
+               {"field 'requests[1].pin.submit_at_us' is before requests[0].pin.submit_at_us = 50 "
+                "(got 40): the world starts requests in index order"});
+  document["scenarios"][0]["requests"][1]["pin"] = json{{"submit_at_us", 50}};
+  EXPECT_NO_THROW(load_catalogue(write(document.dump())));
+  expect_error(put("/scenarios/1/requests/0/pin", json{{"submit_at_us", 5}}), problem::inconsistent,
+               {"scenario 'hicache': field 'requests[0].pin' belongs to transfer scenarios only "
+                "(kind is 'prefetch')"});
+}
+
 TEST_F(CatalogueErrors, ParseScenarioNamesItsOriginAndTheScenario) {
   json scenario = valid_document()["scenarios"][0];
   scenario["topology"]["decode_ranks"] = 0;
@@ -552,19 +635,26 @@ TEST_F(CatalogueErrors, DeepNestingIsRefusedBeforeParsingWithTheDepth) {
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   expect_error("{\"format\": " + deep + "}", problem::malformed_json,
                {"JSON nests deeper than 64 levels (the bracket at byte 74 opens level 65; no kvsim "
-                "document nests deeper than 6)"});
+                "document nests deeper than 7)"});
   expect_error(R"({"format": "kvsim-catalogue", "version": 1, "scenarios": [{"name": )" + deep +
                    "}]}",
                problem::malformed_json, {"JSON nests deeper than 64 levels"});
 }
 
-TEST_F(CatalogueErrors, TheDeepestLegalDocumentNestsSixLevels) {
-  // The document, scenarios, a scenario, faults, gates, a gate: what json_nesting_max's
-  // headroom is counted from.
+TEST_F(CatalogueErrors, TheDeepestLegalDocumentNestsSevenLevels) {
+  // The document, scenarios, a scenario, faults, gates, a gate: six levels.
   const std::string text = valid_document().dump();
   EXPECT_FALSE(sim::json_nesting_exceeds(text, 6));
   EXPECT_TRUE(sim::json_nesting_exceeds(text, 5));
   EXPECT_FALSE(sim::json_nesting_exceeds(read_bytes(KVSIM_CATALOGUE), 6));
+  // The document, scenarios, a scenario, requests, a request, its pin, decode_pages: seven,
+  // what json_nesting_max's headroom is counted from.
+  json pinned = valid_document();
+  pinned["scenarios"][0]["requests"][1]["pin"] = json{{"decode_pages", {5, 6}}};
+  const fs::path path = write(pinned.dump());
+  EXPECT_NO_THROW(load_catalogue(path));
+  EXPECT_FALSE(sim::json_nesting_exceeds(pinned.dump(), 7));
+  EXPECT_TRUE(sim::json_nesting_exceeds(pinned.dump(), 6));
 }
 
 TEST_F(CatalogueErrors, AnErrorShowsAValueFlatAndShort) {

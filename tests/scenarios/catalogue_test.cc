@@ -201,6 +201,34 @@ TEST(ScenarioJson, ToJsonWritesEveryFieldAndOmitsOnlyEmptyOptionals) {
   EXPECT_FALSE(to_json(named("page42"))["faults"].contains("deadline_us"));
 }
 
+// A pin (issue 16 item 5) is written with exactly the fields it has, reads back the same, and
+// a request without one is written as before: no "pin" key, so every catalogue, trace and
+// digest written before pins existed stays byte for byte what it was.
+TEST(ScenarioJson, APinRoundTripsAndIsWrittenOnlyWhereGiven) {
+  scenario_spec s = named("page42");
+  s.requests[0].abort = abort_phase::anytime;
+  s.requests[0].pin = request_pin{{3, 4}, 0, 40};
+  s.requests[1].pin = request_pin{{4, 6}, 30, std::nullopt};
+  const json written = to_json(s);
+  EXPECT_EQ(written["requests"][0]["pin"],
+            json::parse(R"({"decode_pages": [3, 4], "submit_at_us": 0, "abort_at_us": 40})"));
+  EXPECT_EQ(written["requests"][1]["pin"],
+            json::parse(R"({"decode_pages": [4, 6], "submit_at_us": 30})"));
+  EXPECT_EQ(parse_scenario(written, "round trip"), s);
+  s.requests[1].pin = request_pin{{}, 30, std::nullopt};  // times only
+  EXPECT_EQ(to_json(s)["requests"][1]["pin"], json::parse(R"({"submit_at_us": 30})"));
+  EXPECT_EQ(parse_scenario(to_json(s), "round trip"), s);
+  s.requests[0].pin.reset();
+  s.requests[1].pin.reset();
+  s.requests[0].abort = abort_phase::during_transfer;
+  EXPECT_EQ(to_json(s).dump(), to_json(named("page42")).dump());
+  for (const scenario_spec& spec : shipped()) {
+    for (const json& request : to_json(spec)["requests"]) {
+      EXPECT_FALSE(request.contains("pin")) << spec.name;
+    }
+  }
+}
+
 // SCHEMA.md's example is page42 exactly as to_json writes it: the document cannot drift.
 TEST(ScenarioJson, TheSchemaExampleIsWhatToJsonWritesForPage42) {
   const auto schema = std::filesystem::path(KVSIM_CATALOGUE).parent_path() / "SCHEMA.md";

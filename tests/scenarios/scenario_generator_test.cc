@@ -73,6 +73,16 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
   }
 }
 
+// A pin (requests[i].pin) replays a logged timeline; the swarm draws its own timing and
+// pages, so no generated scenario pins, and none writes a "pin" into its trace.
+TEST(ScenarioGenerator, NoScenarioIsPinned) {
+  for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
+    const scenario_spec s = generate_scenario(seed);
+    for (const request_spec& r : s.requests) ASSERT_FALSE(r.pin.has_value()) << "seed " << seed;
+    ASSERT_EQ(to_json(s).dump().find("\"pin\""), std::string::npos) << "seed " << seed;
+  }
+}
+
 std::uint64_t seeds_with_findings(core::variant v, std::uint64_t runs) {
   std::uint64_t found = 0;
   for (std::uint64_t seed = 1; seed <= runs; ++seed) {

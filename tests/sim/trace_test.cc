@@ -395,7 +395,7 @@ TEST_F(Traces, DeepNestingIsRefusedBeforeParsingWithTheDepth) {
   write_bytes(dir / "deep.json", "{\"format\": " + deep + "}");
   expect_load_error(dir / "deep.json",
                     "JSON nests deeper than 64 levels (the bracket at byte 74 opens level 65; no "
-                    "kvsim document nests deeper than 6)");
+                    "kvsim document nests deeper than 7)");
   // Anywhere in the document, the inline scenario included.
   const auto path = edited([&](json& d) { d["scenario"]["name"] = "placeholder"; });
   std::string text = read_bytes(path);
