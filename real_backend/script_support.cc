@@ -22,6 +22,13 @@ std::optional<std::string> transfer_reason(const scenarios::scenario_spec& spec)
   }
   for (std::size_t r = 0; r < spec.requests.size(); ++r) {
     const scenarios::request_spec& req = spec.requests[r];
+    // The real script takes pages from the ledger's order and aborts on the gate: it would
+    // run a pinned request unpinned, not as logged.
+    if (req.pin) {
+      return "request " + std::to_string(r) +
+             " pins its timeline (pin: pages or times from a log), which only the simulator "
+             "replays";
+    }
     if (!req.abort) {
       if (has_gate(spec, r)) return "a gate holds a request that is never aborted";
       continue;

@@ -16,7 +16,9 @@
 #include "core/transfer_status_table.h"
 #include "scenarios/careless_caller.h"
 #include "scenarios/core_audit.h"
+#include "scenarios/pinned_pages.h"
 #include "sim/kv_memory.h"
+#include "sim/sim_assert.h"
 #include "sim/sim_liveness.h"
 #include "sim/sim_network.h"
 #include "sim/sim_transfer_engine.h"
@@ -55,6 +57,12 @@ core::cluster_key world_key() {
 const core::token_mac& world_mac() {
   static const core::token_mac prepared(world_key());
   return prepared;
+}
+
+bool pins_decode_pages(const scenario_spec& spec) {
+  return std::any_of(spec.requests.begin(), spec.requests.end(), [](const request_spec& r) {
+    return r.pin && !r.pin->decode_pages.empty();
+  });
 }
 
 // Each issuer's epoch: a real rank draws it at random when it starts; the simulated ranks
@@ -112,6 +120,7 @@ struct transfer_world::parts {
     core::decode_receiver receiver;
     std::vector<std::size_t> gates_to_open;
     std::set<room_key> registered;                 // requests this rank has preallocated
+    std::string pinned_wait;  // what the scheduler waits on for a pinned page (the wait's label)
     bool done = false;
   };
 
@@ -136,6 +145,10 @@ struct transfer_world::parts {
     for (auto& [rank, part] : decode) memories[rank] = &part->memory;
     for (auto& [rank, part] : prefill) part->engine.set_memories(memories);
     for (const auto& [rank, part] : memories) {
+      // A decode rank that takes pinned pages follows the log, not its free list's order: it
+      // announces no order, so the ledger audit checks its books but not the order of its
+      // allocations (properties/ledger_audit_checker.h).
+      if (decode.contains(rank) && pins_decode_pages(spec)) continue;
       world.emit(sim::ledger_created{rank, spec.topology.pages_per_rank, spec.topology.allocation});
     }
     for (rank_id p : prefill_ranks) world.emit(sim::lifetimes_created{p, spec.topology.tombstones});
@@ -366,6 +379,10 @@ struct transfer_world::parts {
     prefill_rank_parts& me = *prefill.at(p);
     const request_spec& req = spec.requests[r];
     const room_key key = keys[r];
+    // A pinned submission: the request does not exist here before its logged time.
+    if (const auto at = submit_at_us(r); at && world.now_us() < *at) {
+      prefill_wait_us(p, *at - world.now_us());
+    }
     std::vector<page_index> source;
     for (;;) {
       auto allocated = me.ledger.allocate(key, req.pages);
@@ -477,10 +494,7 @@ struct transfer_world::parts {
     // until they came (a late ACK confirms the quarantine and frees the pages), for as long
     // as the scenario's liveness bound; an ACK that never comes leaves the request
     // unfinished, which the liveness checker reports at quiescence.
-    const auto unresolved = [&] {
-      return std::any_of(keys.begin(), keys.end(),
-                         [&](const room_key& key) { return me.receiver.quarantined(key); });
-    };
+    const auto unresolved = [&] { return any_quarantined(me); };
     const std::uint64_t give_up_us = world.now_us() + spec.heal_bound_us;
     while (unresolved() && world.now_us() < give_up_us) {
       receive_all(d);
@@ -489,6 +503,61 @@ struct transfer_world::parts {
     }
     world.touch(done_flag(d), sim::access::write);
     me.done = true;
+  }
+
+  bool any_quarantined(const decode_rank_parts& me) const {
+    return std::any_of(keys.begin(), keys.end(),
+                       [&](const room_key& key) { return me.receiver.quarantined(key); });
+  }
+
+  // --- pinned timelines (request_pin) ----------------------------------------------------
+  std::optional<std::uint64_t> submit_at_us(std::size_t r) const {
+    const auto& pin = spec.requests[r].pin;
+    return pin ? pin->submit_at_us : std::nullopt;
+  }
+  std::optional<std::uint64_t> abort_at_us(std::size_t r) const {
+    const auto& pin = spec.requests[r].pin;
+    return pin ? pin->abort_at_us : std::nullopt;
+  }
+
+  // Decode reaches a pinned request before its logged submission: it waits, its event loop
+  // still running while an earlier request's quarantine waits for its drain-ACKs (as the
+  // scheduler's closing loop does), in one sleep otherwise.
+  void decode_wait_until(rank_id d, std::uint64_t at_us) {
+    decode_rank_parts& me = *decode.at(d);
+    while (world.now_us() < at_us) {
+      if (!any_quarantined(me)) {
+        world.wait_virtual(at_us - world.now_us());
+        break;
+      }
+      receive_all(d);
+      me.receiver.check_peers();
+      world.wait_virtual(std::min(poll_interval_us, at_us - world.now_us()));
+    }
+  }
+
+  // Decode takes exactly the logged pages (request_pin::decode_pages). A page still held (an
+  // earlier request's quarantine not yet confirmed, or pages a broken core never frees) is
+  // waited for with the event loop running, as the logged allocator handed a page out only
+  // once it was free; decode reads its ledger first, because a refused allocate_exact is
+  // misuse. Bounded: after heal_bound_us the request is overdue anyway, and decode stops for
+  // good, waiting on the page by name, so that the run ends in a finding the checkers make
+  // (I9 for what never finished, or a livelock or deadlock whose wait-for lines name the
+  // page), never in a hang.
+  void take_pinned_pages(rank_id d, std::size_t r) {
+    decode_rank_parts& me = *decode.at(d);
+    const std::vector<page_index>& pages = spec.requests[r].pin->decode_pages;
+    const std::uint64_t give_up_us = world.now_us() + spec.heal_bound_us;
+    while (const auto taken = first_taken_page(me.ledger, pages)) {
+      me.pinned_wait = pinned_wait_text(me.ledger, d, keys[r], *taken);
+      const sim::wait_reason reason{sim::wait_kind::queue, me.pinned_wait.c_str(), 0, 0, 0};
+      if (world.now_us() >= give_up_us) world.block(reason);  // nobody wakes it
+      world.block(reason, world.now_us() + poll_interval_us);
+      receive_all(d);
+      me.receiver.check_peers();
+    }
+    const bool registered = me.receiver.prealloc_exact(keys[r], pages, prefill_ranks).has_value();
+    KVSIM_SIM_ASSERT(registered, "decode's ledger read its pinned pages free, yet refused them");
   }
 
   void open_gates_of(std::size_t r) {
@@ -579,12 +648,17 @@ struct transfer_world::parts {
     decode_rank_parts& me = *decode.at(d);
     const request_spec& req = spec.requests[r];
     const room_key key = keys[r];
-    while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) {
-      // The pool is full: keep the event loop running, so that a late drain-ACK of an
-      // earlier request (or a dead prefill rank's teardown) can give its pages back.
-      receive_all(d);
-      me.receiver.check_peers();
-      world.wait_virtual(poll_interval_us);
+    if (const auto at = submit_at_us(r)) decode_wait_until(d, *at);
+    if (req.pin && !req.pin->decode_pages.empty()) {
+      take_pinned_pages(d, r);
+    } else {
+      while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) {
+        // The pool is full: keep the event loop running, so that a late drain-ACK of an
+        // earlier request (or a dead prefill rank's teardown) can give its pages back.
+        receive_all(d);
+        me.receiver.check_peers();
+        world.wait_virtual(poll_interval_us);
+      }
     }
     me.receiver.publish(key);
     me.registered.insert(key);
@@ -593,19 +667,26 @@ struct transfer_world::parts {
                         req.abort == abort_phase::before_transfer)) {
       abort_request(me, r);
     }
+    // A pinned abort lands at its logged time, not where the search would place it; until
+    // then decode does not take the request's pages even if its transfer is complete (the
+    // client went away before decode finished it, as logged).
+    const bool pinned_abort = wants_abort && abort_at_us(r).has_value();
+    const std::uint64_t abort_time_us = abort_at_us(r).value_or(0);
     for (;;) {
       open_pending_gates(me);  // an earlier aborted request's held transfer may now resume
       receive_all(d);
       if (me.receiver.finished(key) || me.receiver.quarantined(key)) return;
       const bool complete = me.receiver.transfer_complete(key);
-      if (wants_abort && !me.receiver.aborting(key) && abort_due(r, complete)) {
+      if (wants_abort && !me.receiver.aborting(key) &&
+          (pinned_abort ? world.now_us() >= abort_time_us : abort_due(r, complete))) {
         abort_request(me, r);
         // B1 finishes at once; otherwise the next iteration opens the gate. An abort the
         // core refused falls through to the wait below: this loop never spins without a
         // step, so a core that ignores aborts shows as a hang the world can see.
         if (me.receiver.finished(key) || me.receiver.aborting(key)) continue;
       }
-      if (complete) {
+      const bool abort_ahead = pinned_abort && world.now_us() < abort_time_us;
+      if (complete && !abort_ahead) {
         const auto& pages = me.receiver.pages(key);
         for (std::uint32_t j = 0; j < pages.size(); ++j) me.memory.verify(pages[j], key, j);
         me.receiver.complete(key);
@@ -619,7 +700,9 @@ struct transfer_world::parts {
       // Only runs with deadlines record the check (the deadline checker's clock readings).
       if (spec.faults.deadline_us) world.emit(sim::deadlines_checked{d});
       me.receiver.check_peers();
-      world.wait_virtual(poll_interval_us);
+      // Polls stay 5 us apart; one ends exactly at a pinned abort's time.
+      world.wait_virtual(abort_ahead ? std::min(poll_interval_us, abort_time_us - world.now_us())
+                                     : poll_interval_us);
     }
   }
 

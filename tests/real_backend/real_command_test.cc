@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <sstream>
 
 #include "real_backend/devices.h"
@@ -77,6 +78,28 @@ TEST(RealCommand, HelpAndListNeedNoDevice) {
     EXPECT_NE(list.out.find(std::string(name) + "  ("), std::string::npos) << name;
   }
   EXPECT_EQ(list.out.find("b4_sibling_futures"), std::string::npos) << "needs the simulator";
+}
+
+// A pinned timeline (requests[i].pin) is the simulator's to replay: the real script would take
+// the ledger's pages and abort on the gate, so it refuses the scenario rather than run it
+// unpinned.
+TEST(RealCommand, APinnedScenarioIsLeftToTheSimulator) {
+  const std::string path = ::testing::TempDir() + "kvsim_real_pinned_catalogue.json";
+  std::ofstream(path) << R"({"format": "kvsim-catalogue", "version": 1, "scenarios": [
+    {"name": "page42_pinned", "kind": "transfer", "topology": {},
+     "requests": [{"room": 42, "abort": "during_transfer"},
+                  {"room": 42, "after": 0, "pin": {"decode_pages": [6, 7]}}],
+     "faults": {"gates": [{"request": 0, "before_page": 1}]},
+     "expect": {"breaking_variant": "B1", "invariant": "I3"}}]})";
+  const ran pinned = real({"--scenario", "page42_pinned", "--data-plane", "host", "--catalogue",
+                           path},
+                          false);
+  EXPECT_EQ(pinned.status, 2) << pinned.err;
+  EXPECT_NE(pinned.err.find("kvsim real: scenario 'page42_pinned' is not scripted for the real "
+                            "backend: request 1 pins its timeline"),
+            std::string::npos)
+      << pinned.err;
+  EXPECT_EQ(std::count(pinned.err.begin(), pinned.err.end(), '\n'), 1);
 }
 
 TEST(RealCommand, ScenariosAndVariantsAreCheckedBeforeAnyDevice) {
