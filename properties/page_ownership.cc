@@ -100,7 +100,7 @@ const page_view& page_ownership::page(core::rank_id rank, core::page_index page)
   const auto r = ranks_.find(rank);
   if (r == ranks_.end()) return never_named_;
   const auto p = r->second.pages.find(page);
-  return p == r->second.pages.end() ? never_named_ : p->second;
+  return p == r->second.pages.end() ? never_named_ : (*p).second;
 }
 
 std::optional<core::room_key> page_ownership::owner_of(core::rank_id rank,

@@ -7,18 +7,20 @@
 // It is a replay, not a model: it believes the ledger's events (a page is free when a
 // page_freed says so, never because a release "should" have freed it), so a broken ledger
 // shows up here exactly as it behaved. Pages a ledger never named are free and have no
-// history. Everything is kept in ordered maps so that iteration, and so every message built
+// history. Pages and ranks are kept in dense_index_maps (slots by index, iterated in
+// ascending order) and leases in ordered maps, so that iteration, and so every message built
 // from it, is deterministic.
 #include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "core/events.h"
 #include "core/ids.h"
+#include "properties/dense_index_map.h"
+#include "properties/lease_set.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
 
@@ -45,7 +47,7 @@ struct ownership_change {
 struct page_view {
   std::optional<core::room_key> owner;  // empty: free
   bool retiring = false;                // owner asked to release; waits for its leases
-  std::set<core::lease_id> leases;      // active leases naming the page, quarantined included
+  lease_set leases;                     // active leases naming the page, quarantined included
   std::optional<ownership_change> last_allocated;
   std::optional<ownership_change> last_freed;
 };
@@ -60,7 +62,7 @@ struct lease_view {
 };
 
 struct rank_view {
-  std::map<core::page_index, page_view> pages;  // every page a ledger event ever named
+  dense_index_map<core::page_index, page_view> pages;  // every page a ledger event ever named
   std::map<core::lease_id, lease_view> leases;  // active leases (quarantined ones included)
 };
 
@@ -76,12 +78,13 @@ class page_ownership {
   const page_view& page(core::rank_id rank, core::page_index page) const;
   std::optional<core::room_key> owner_of(core::rank_id rank, core::page_index page) const;
   // Ranks in ascending order; a rank appears once any ledger event of it was replayed.
-  const std::map<core::rank_id, rank_view>& ranks() const { return ranks_; }
+  using rank_views = dense_index_map<core::rank_id, rank_view>;
+  const rank_views& ranks() const { return ranks_; }
 
  private:
   struct replayer;
 
-  std::map<core::rank_id, rank_view> ranks_;
+  rank_views ranks_;
   page_view never_named_;
 };
 

@@ -59,13 +59,13 @@ actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t
   record.thread = name_token(to_string(record.name)) | 1;  // odd: never a delivery's identity
   if (config_.record_steps) {
     // The search names threads by their names: two actors of one name would be one thread.
-    for (const actor_record& other : actors_) {
-      KVSIM_SIM_ASSERT(other.thread != record.thread, "two actors share a name in a searched world");
+    for (const auto& other : actors_) {
+      KVSIM_SIM_ASSERT(other->thread != record.thread, "two actors share a name in a searched world");
     }
   }
   record.created_at = running_ ? steps_ : 0;
   record.home = home;
-  actors_.push_back(std::move(record));
+  actors_.push_back(std::make_unique<actor_record>(std::move(record)));
   if (running_) launch(id);
   return id;
 }
@@ -77,26 +77,26 @@ void world::launch(actor_id id) {
                             [this, id] { run_actor(id); });
   fiber.detach();
   const boost::context::stack_context& stack = stacks_.last_allocated();
-  actors_[id].stack_bottom = static_cast<char*>(stack.sp) - stack.size;
-  actors_[id].stack_bytes = stack.size;
+  actors_[id]->stack_bottom = static_cast<char*>(stack.sp) - stack.size;
+  actors_[id]->stack_bytes = stack.size;
   spawning_ = no_actor;
-  KVSIM_SIM_ASSERT(actors_[id].context != nullptr, "a new fiber was not handed to the world");
+  KVSIM_SIM_ASSERT(actors_[id]->context != nullptr, "a new fiber was not handed to the world");
 }
 
 void world::run_actor(actor_id id) {
   bool cancelled = cancelling_;
   if (!cancelled) {
-    emit(actor_started{actors_[id].name});
+    emit(actor_started{actors_[id]->name});
     bool unwound = true;
     try {
-      actors_[id].body();
+      actors_[id]->body();
       unwound = false;
     } catch (const run_cancelled&) {
       cancelled = true;
     } catch (const actor_ended&) {
       // world::end_current_actor: finished where it stood.
     } catch (const std::exception& e) {
-      stop_with(finding{"crash", "actor " + to_string(actors_[id].name) + " threw: " + e.what(),
+      stop_with(finding{"crash", "actor " + to_string(actors_[id]->name) + " threw: " + e.what(),
                         {},
                         {}});
     }
@@ -105,7 +105,7 @@ void world::run_actor(actor_id id) {
     // left by unwinding never run the epilogue that clears those marks. The fiber goes on
     // (set_state, emit, then Boost's terminate picks the next fiber on this stack), so clear
     // them again or its next calls land on stale stack-use-after-scope marks.
-    if (unwound) unpoison_stack_region(actors_[id].stack_bottom, actors_[id].stack_bytes);
+    if (unwound) unpoison_stack_region(actors_[id]->stack_bottom, actors_[id]->stack_bytes);
   }
   set_state(id, actor_state::finished);
   current_ = id;
@@ -134,7 +134,7 @@ run_outcome world::run() {
   // dispatcher release the finished fibers (their stacks go back to the pool).
   cancelling_ = true;
   for (actor_id id = 0; id < actors_.size(); ++id) {
-    if (actors_[id].state != actor_state::finished) set_state(id, actor_state::ready);
+    if (actors_[id]->state != actor_state::finished) set_state(id, actor_state::ready);
   }
   while (unfinished_ > 0) boost::this_fiber::yield();
   boost::this_fiber::yield();
@@ -153,8 +153,8 @@ void world::awakened(boost::fibers::context* context) {
     pinned_ready_.push_back(context);
     return;
   }
-  if (spawning_ != no_actor && actors_[spawning_].context == nullptr) {
-    actors_[spawning_].context = context;
+  if (spawning_ != no_actor && actors_[spawning_]->context == nullptr) {
+    actors_[spawning_]->context = context;
     set_state(spawning_, actor_state::ready);
     return;
   }
@@ -168,7 +168,7 @@ void world::end_current_actor() {
   KVSIM_SIM_ASSERT(current_ != no_actor, "only a running actor can end itself");
   // As for a cancelled run: ASan cannot clean the frames this exception unwinds on a fiber
   // stack (fiber_stacks.h), so the stack's redzones go before the throw.
-  unpoison_stack_region(actors_[current_].stack_bottom, actors_[current_].stack_bytes);
+  unpoison_stack_region(actors_[current_]->stack_bottom, actors_[current_]->stack_bytes);
   throw actor_ended{};
 }
 
@@ -177,7 +177,7 @@ void world::throw_if_cancelled() const {
   // ASan cannot clean the frames this exception unwinds on a fiber stack (fiber_stacks.h):
   // the run is over, so give up redzone checks on this stack rather than report false errors.
   if (current_ != no_actor) {
-    unpoison_stack_region(actors_[current_].stack_bottom, actors_[current_].stack_bytes);
+    unpoison_stack_region(actors_[current_]->stack_bottom, actors_[current_]->stack_bytes);
   }
   throw run_cancelled{};
 }
@@ -197,19 +197,19 @@ void world::step() {
 bool world::block(const wait_reason& reason, std::optional<std::uint64_t> deadline_us) {
   throw_if_cancelled();
   KVSIM_SIM_ASSERT(current_ != no_actor, "block() outside an actor");
-  actor_record& self = actors_[current_];
+  actor_record& self = *actors_[current_];
   self.waiting_on = reason;
   self.wake_at_us = deadline_us;
   self.timed_out = false;
   set_state(current_, actor_state::blocked);
   suspend_current();
-  return actors_[current_].timed_out;
+  return actors_[current_]->timed_out;
 }
 
 void world::wake(actor_id actor) {
   // Named by its stable identity, not its id (ids are renamed when spawns reorder).
-  const std::uint64_t object = object_token(object_kind::actor, actors_[actor].thread);
-  if (actors_[actor].state != actor_state::blocked) {  // already woken (its deadline)
+  const std::uint64_t object = object_token(object_kind::actor, actors_[actor]->thread);
+  if (actors_[actor]->state != actor_state::blocked) {  // already woken (its deadline)
     touch(object, access::read);
     return;
   }
@@ -252,7 +252,7 @@ void world::post(std::uint64_t delay_us, std::function<void()> deliver) {
   // threads keep their names in either order (their ids swap).
   std::uint64_t thread = 0;
   if (config_.record_steps) {
-    const std::uint64_t poster = current_ == no_actor ? 0 : actors_[current_].thread;
+    const std::uint64_t poster = current_ == no_actor ? 0 : actors_[current_]->thread;
     const std::uint64_t ordinal = posts_by_thread_[poster]++;
     thread = (poster ^ (ordinal + 1) * 0x9e3779b97f4a7c15ULL) * 0xff51afd7ed558ccdULL;
     thread &= ~std::uint64_t{1};  // even: never an actor's identity
@@ -338,19 +338,24 @@ bool world::advance_time() {
   }
   while (!timers_.empty() && timers_.begin()->first <= now_us_) {
     const actor_id id = timers_.begin()->second;
-    actors_[id].timed_out = true;
+    actors_[id]->timed_out = true;
     set_state(id, actor_state::ready);
   }
   return true;
 }
 
 void world::set_state(actor_id id, actor_state next) {
-  actor_record& actor = actors_[id];
+  actor_record& actor = *actors_[id];
   const actor_state previous = actor.state;
   if (previous == actor_state::ready) {
-    ready_.erase(std::lower_bound(ready_.begin(), ready_.end(), id));
+    ready_.erase(id);
   } else if (previous == actor_state::blocked) {
-    if (actor.wake_at_us) timers_.erase({*actor.wake_at_us, id});
+    if (actor.wake_at_us) {
+      const std::pair<std::uint64_t, actor_id> timer{*actor.wake_at_us, id};
+      const auto at = std::lower_bound(timers_.begin(), timers_.end(), timer);
+      KVSIM_SIM_ASSERT(at != timers_.end() && *at == timer, "a timed block has its timer");
+      timers_.erase(at);
+    }
     if (next != actor_state::blocked) {
       actor.wake_at_us.reset();
       actor.waiting_on = wait_reason{};
@@ -362,16 +367,17 @@ void world::set_state(actor_id id, actor_state next) {
   }
   actor.state = next;
   if (next == actor_state::ready) {
-    ready_.insert(std::lower_bound(ready_.begin(), ready_.end(), id), id);
+    ready_.insert(id);
   } else if (next == actor_state::blocked && actor.wake_at_us) {
-    timers_.insert({*actor.wake_at_us, id});
+    const std::pair<std::uint64_t, actor_id> timer{*actor.wake_at_us, id};
+    timers_.insert(std::lower_bound(timers_.begin(), timers_.end(), timer), timer);
   } else if (next == actor_state::finished) {
     --unfinished_;
   }
 }
 
 std::string world::actor_line(actor_id id) const {
-  const actor_record& actor = actors_[id];
+  const actor_record& actor = *actors_[id];
   std::string line = to_string(actor.name);
   switch (actor.state) {
     case actor_state::created:
@@ -435,7 +441,7 @@ void world::stop_with_deadlock() {
   finding f{"deadlock", "", {}, {}};
   std::string waiting;
   for (actor_id id = 0; id < actors_.size(); ++id) {
-    const actor_record& actor = actors_[id];
+    const actor_record& actor = *actors_[id];
     if (actor.state == actor_state::blocked) {
       // Stuck in a collective that a peer never entered: DOMAIN.md I5 (every rank of a group
       // enters the same collectives in the same order), shown by the wait-for graph.
@@ -464,7 +470,7 @@ void world::stop_with_livelock() {
   std::string live;
   std::size_t returned = 0;
   for (actor_id id = 0; id < actors_.size(); ++id) {
-    if (actors_[id].state == actor_state::finished) {
+    if (actors_[id]->state == actor_state::finished) {
       ++returned;
       continue;
     }
@@ -497,7 +503,7 @@ boost::fibers::context* world::pick_during_teardown() {
     const actor_id id = ready_.front();
     set_state(id, actor_state::running);
     current_ = id;
-    return actors_[id].context;
+    return actors_[id]->context;
   }
   if (pinned_ready_.empty()) return nullptr;
   boost::fibers::context* next = pinned_ready_.front();
@@ -513,7 +519,7 @@ boost::fibers::context* world::pick_next() {
     if (!running_) return pick_during_teardown();
     next = decide_next();
   }
-  return next == main_target ? main_context_ : actors_[next].context;
+  return next == main_target ? main_context_ : actors_[next]->context;
 }
 
 void world::switch_away() {
@@ -533,12 +539,13 @@ actor_id world::decide_next() {
       stop_with_livelock();
       continue;
     }
-    subjects_.assign(ready_.begin(), ready_.end());
+    subjects_.clear();
+    ready_.for_each([&](actor_id id) { subjects_.push_back(id); });
     // Stable identities only for a strategy that reads the step log: the step loop of every
     // other run stays as it was.
     threads_.clear();
     if (config_.record_steps) {
-      for (const actor_id id : ready_) threads_.push_back(actors_[id].thread);
+      ready_.for_each([&](actor_id id) { threads_.push_back(actors_[id]->thread); });
     }
     KVSIM_SIM_ASSERT(due_.size() + not_yet_due_.size() == deliveries_.size(),
                      "every pending delivery is due or not yet due");
@@ -595,10 +602,10 @@ actor_id world::decide_next() {
     }
     const auto id = static_cast<actor_id>(chosen);
     if (config_.record_steps) {
-      step_log_.begin_step(actors_[id].thread, chosen, actors_[id].created_at, fence_pending_);
+      step_log_.begin_step(actors_[id]->thread, chosen, actors_[id]->created_at, fence_pending_);
       // An actor's step may change anything its home owns, and its own run state.
-      if (actors_[id].home != no_home) step_log_.touch(actors_[id].home, access::write);
-      step_log_.touch(object_token(object_kind::actor, actors_[id].thread), access::write);
+      if (actors_[id]->home != no_home) step_log_.touch(actors_[id]->home, access::write);
+      step_log_.touch(object_token(object_kind::actor, actors_[id]->thread), access::write);
     }
     fence_pending_ = false;
     set_state(id, actor_state::running);

@@ -10,12 +10,10 @@
 #include <array>
 #include <boost/fiber/context.hpp>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -25,6 +23,7 @@
 #include "sim/decision_stream.h"
 #include "sim/fault_profile.h"
 #include "sim/fiber_stacks.h"
+#include "sim/ready_set.h"
 #include "sim/sim_events.h"
 #include "sim/step_log.h"
 #include "sim/strategy.h"
@@ -145,7 +144,7 @@ class world {
   // What each step touched (empty unless world_config::record_steps).
   const step_log& steps_touched() const { return step_log_; }
   // The stable identity of an actor across runs: its structural name, hashed.
-  std::uint64_t thread_of(actor_id id) const { return actors_[id].thread; }
+  std::uint64_t thread_of(actor_id id) const { return actors_[id]->thread; }
   const std::optional<divergence>& diverged() const { return stream_.chooser().diverged(); }
 
   // Sink for the core's events: they enter the log as core_decided.
@@ -240,7 +239,10 @@ class world {
   world_config config_;
   decision_stream stream_;
   fiber_stacks stacks_;
-  std::deque<actor_record> actors_;  // deque: records never move when actors spawn mid-run
+  // Each record on its own: records never move when actors spawn mid-run (an actor holds a
+  // reference to its own across a switch). A vector of owners indexes in one load, where the
+  // std::deque this was cost a division per lookup, on every step.
+  std::vector<std::unique_ptr<actor_record>> actors_;
   std::vector<actor_name> names_;
   std::vector<checker*> checkers_;
   // feed_checkers' dispatch, built from the subscriptions at the first event after an
@@ -269,8 +271,12 @@ class world {
   mutable step_log step_log_;
   bool fence_pending_ = false;
   std::uint64_t next_object_ = 0;  // virtual time advanced since the last step
-  std::vector<actor_id> ready_;          // ascending ids: the schedule options, in order
-  std::set<std::pair<std::uint64_t, actor_id>> timers_;  // blocked with a deadline
+  ready_set ready_;  // iterated in ascending ids: the schedule options, in order
+  // Blocked with a deadline, ascending by (wake_at_us, id): a sorted vector, not a std::set,
+  // since every timed block inserts and every wake erases, and a tree node per sleep was a
+  // measurable share of a many-rank decision (docs/performance.md); it holds one entry per
+  // sleeping actor, so the shifts stay short.
+  std::vector<std::pair<std::uint64_t, actor_id>> timers_;
   std::uint32_t unfinished_ = 0;
 
   boost::fibers::context* main_context_ = nullptr;

@@ -26,6 +26,8 @@ using testing::event_builder;
 const room_key request_a{7, 0};
 const room_key request_b{7, 1};
 
+std::vector<lease_id> ids(const lease_set& leases) { return {leases.begin(), leases.end()}; }
+
 page_ownership replay(const event_builder& log) {
   page_ownership view;
   for (std::size_t i = 0; i < log.events().size(); ++i) view.observe(log.events()[i], i);
@@ -77,7 +79,7 @@ TEST(PageOwnership, AReleaseWhileLeasedRetiresThePageUntilTheLedgerFreesIt) {
   auto view = replay(log);
   EXPECT_EQ(view.owner_of(1, pages[0]), request_a);
   EXPECT_TRUE(view.page(1, pages[0]).retiring);
-  EXPECT_EQ(view.page(1, pages[0]).leases, (std::set<lease_id>{lease}));
+  EXPECT_EQ(ids(view.page(1, pages[0]).leases), (std::vector<lease_id>{lease}));
 
   ASSERT_TRUE(decode.end_lease(lease));
   view = replay(log);
@@ -119,7 +121,7 @@ TEST(PageOwnership, AHistoricalFreeWhileLeasedLeavesTheLeaseOnAFreePage) {
 
   const auto view = replay(log);
   EXPECT_EQ(view.owner_of(1, pages[0]), std::nullopt);
-  EXPECT_EQ(view.page(1, pages[0]).leases, (std::set<lease_id>{lease}));
+  EXPECT_EQ(ids(view.page(1, pages[0]).leases), (std::vector<lease_id>{lease}));
   EXPECT_EQ(view.ranks().at(1).leases.size(), 1u);
 }
 
@@ -146,7 +148,7 @@ TEST(PageOwnership, LeaseIdsAreKeptPerRank) {
   EXPECT_TRUE(view.ranks().at(0).leases.empty());
   ASSERT_EQ(view.ranks().at(1).leases.size(), 1u);
   EXPECT_EQ(view.ranks().at(1).leases.at(1).owner, request_b);
-  EXPECT_EQ(view.page(1, 0).leases, (std::set<lease_id>{1}));
+  EXPECT_EQ(ids(view.page(1, 0).leases), (std::vector<lease_id>{1}));
 }
 
 // The replay agrees with the ledger that wrote the events after every call, whatever calls

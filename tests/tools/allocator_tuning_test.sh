@@ -23,9 +23,9 @@ run_probe() {
 
 run_probe
 if [[ "$(field possible)" == 1 ]]; then
-  [[ "$(field in_effect)" == "glibc.malloc.tcache_count=64" ]] ||
+  [[ "$(field in_effect)" == "glibc.malloc.tcache_count=4096" ]] ||
     fail "default start not tuned: $(cat "$work/probe.txt")"
-  [[ "$(field tunables)" == "glibc.malloc.tcache_count=64" ]] ||
+  [[ "$(field tunables)" == "glibc.malloc.tcache_count=4096" ]] ||
     fail "default start: GLIBC_TUNABLES is '$(field tunables)'"
   [[ "$(field pid)" == "$started_pid" ]] ||
     fail "the restart was not an exec of the same process ($(field pid) vs $started_pid)"
@@ -40,7 +40,7 @@ if [[ "$(field possible)" == 1 ]]; then
     fail "the caller's own tcache_count was overridden: $(cat "$work/probe.txt")"
 
   run_probe GLIBC_TUNABLES=glibc.malloc.mxfast=0
-  [[ "$(field tunables)" == "glibc.malloc.mxfast=0:glibc.malloc.tcache_count=64" ]] ||
+  [[ "$(field tunables)" == "glibc.malloc.mxfast=0:glibc.malloc.tcache_count=4096" ]] ||
     fail "the caller's other tunables were lost: $(cat "$work/probe.txt")"
 else
   # A sanitizer build: malloc is not glibc's, nothing restarts and nothing is set.
