@@ -6,6 +6,7 @@
 
 #include "scenarios/scenario_caps.h"
 #include "scenarios/scenario_names.h"
+#include "scenarios/transfer_world.h"
 
 namespace kvsim::scenarios::detail {
 namespace {
@@ -107,6 +108,19 @@ void check_pins(const json_reader& in, const scenario_spec& spec) {
       in.fail_field(catalogue_problem::inconsistent, path,
                     "belongs to transfer scenarios only (kind is '" +
                         std::string(to_string(spec.kind)) + "')");
+    }
+    // A time the run cannot reach within its steps is a time the world cannot honour.
+    const std::uint64_t reachable_us = spec.step_limit * transfer_poll_interval_us;
+    for (const auto& [key, time] : {std::pair{"submit_at_us", pin->submit_at_us},
+                                    std::pair{"abort_at_us", pin->abort_at_us}}) {
+      if (!time || *time < reachable_us) continue;
+      in.fail_field(catalogue_problem::inconsistent, member_path(path, key),
+                    "is " + std::to_string(*time) + " us, past what a run of step_limit = " +
+                        std::to_string(spec.step_limit) + " steps reaches: prefill's bootstrap "
+                        "polls every " + std::to_string(transfer_poll_interval_us) +
+                        " us, a step each, so about " + std::to_string(reachable_us) +
+                        " us; raise step_limit (at most " + std::to_string(caps::step_limit_max) +
+                        ") or shorten the log's idle gaps");
     }
     // The world holds the request until its abort: past the I9 bound it would be overdue.
     const std::uint64_t submitted = pin->submit_at_us.value_or(0);

@@ -31,8 +31,7 @@ using core::page_index;
 using core::rank_id;
 using core::room_key;
 
-// One event-loop iteration of a scheduler takes this much virtual time.
-constexpr std::uint64_t poll_interval_us = 5;
+constexpr std::uint64_t poll_interval_us = transfer_poll_interval_us;
 // Prefill computes a request's chunks one after another: this much virtual time between two
 // chunks, so that an abort can land between them (a chunk queued, the next not yet).
 constexpr std::uint64_t chunk_compute_us = 5;

@@ -15,6 +15,12 @@
 
 namespace kvsim::scenarios {
 
+// One event-loop iteration of a scheduler (and of prefill's bootstrap thread) takes this much
+// virtual time. The bootstrap thread polls until the last request is served, a scheduling step
+// per poll, so a run of N steps reaches at most N x this many microseconds: the catalogue
+// refuses a pinned time (request_pin) past that.
+inline constexpr std::uint64_t transfer_poll_interval_us = 5;
+
 class transfer_world final : public scenario_world {
  public:
   // Built through make_scenario_world (which draws the fault profile from a seed).

@@ -543,6 +543,21 @@ TEST_F(CatalogueErrors, PinnedSubmissionsFollowTheRequestsOrderAndTransferScenar
                 "(kind is 'prefetch')"});
 }
 
+// Prefill's bootstrap polls every 5 us, a step each: a time past step_limit x 5 us is never
+// reached (a submission at 200 ms livelocked at the default 20000 steps, t=99775us).
+TEST_F(CatalogueErrors, APinnedTimeMustBeWithinWhatTheStepLimitReaches) {
+  expect_error(put("/scenarios/0/requests/1/pin", json{{"submit_at_us", 100'000}}),
+               problem::inconsistent,
+               {"scenario 'page42': field 'requests[1].pin.submit_at_us' is 100000 us, past what a "
+                "run of step_limit = 20000 steps reaches: prefill's bootstrap polls every 5 us, a "
+                "step each, so about 100000 us; raise step_limit (at most 200000) or shorten the "
+                "log's idle gaps"});
+  json document = valid_document();
+  document["scenarios"][0]["requests"][1]["pin"] = json{{"submit_at_us", 100'000}};
+  document["scenarios"][0]["step_limit"] = 20'001;
+  EXPECT_NO_THROW(load_catalogue(write(document.dump())));
+}
+
 TEST_F(CatalogueErrors, ParseScenarioNamesItsOriginAndTheScenario) {
   json scenario = valid_document()["scenarios"][0];
   scenario["topology"]["decode_ranks"] = 0;
