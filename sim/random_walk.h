@@ -11,6 +11,7 @@ class random_walk final : public strategy {
   explicit random_walk(std::uint64_t seed) : random_(seed) {}
   std::string name() const override { return "random"; }
   std::uint32_t choose(const decision_request& request) override;
+  bool reads_subjects() const override { return false; }
 
  private:
   rng random_;

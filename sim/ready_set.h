@@ -43,6 +43,21 @@ class ready_set {
     KVSIM_SIM_ASSERT(false, "front() of an empty ready set");
     return no_actor;
   }
+  // The n-th lowest ready id (from 0); n must be below size().
+  actor_id nth(std::size_t n) const {
+    for (std::size_t word = 0; word < words_.size(); ++word) {
+      std::uint64_t bits = words_[word];
+      const auto count = static_cast<std::size_t>(std::popcount(bits));
+      if (n >= count) {
+        n -= count;
+        continue;
+      }
+      for (; n > 0; --n) bits &= bits - 1;
+      return static_cast<actor_id>(word * 64 + std::countr_zero(bits));
+    }
+    KVSIM_SIM_ASSERT(false, "nth() beyond the ready set");
+    return no_actor;
+  }
   // Calls f(id) for every ready id in ascending order.
   template <class F>
   void for_each(F&& f) const {

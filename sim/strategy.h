@@ -30,6 +30,10 @@ class strategy {
   virtual bool abandoned() const { return false; }
   // True when the strategy reads the step log (sim/step_log.h): the world then keeps it.
   virtual bool wants_step_log() const { return false; }
+  // False when choose() reads only a schedule request's count of options, never
+  // request.subjects (the random walk): the world then counts the options instead of listing
+  // them, which in a world with many ready actors was a list of dozens built per decision.
+  virtual bool reads_subjects() const { return true; }
   // Set by replay strategies when the run no longer fits the recording.
   const std::optional<divergence>& diverged() const { return divergence_; }
 

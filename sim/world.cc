@@ -539,21 +539,28 @@ actor_id world::decide_next() {
       stop_with_livelock();
       continue;
     }
-    subjects_.clear();
-    ready_.for_each([&](actor_id id) { subjects_.push_back(id); });
-    // Stable identities only for a strategy that reads the step log: the step loop of every
-    // other run stays as it was.
-    threads_.clear();
-    if (config_.record_steps) {
-      ready_.for_each([&](actor_id id) { threads_.push_back(actors_[id]->thread); });
-    }
     KVSIM_SIM_ASSERT(due_.size() + not_yet_due_.size() == deliveries_.size(),
                      "every pending delivery is due or not yet due");
-    for (const std::uint64_t id : due_) {
-      subjects_.push_back(delivery_bit | id);
-      if (config_.record_steps) threads_.push_back(deliveries_.at(id).thread);
+    // The options: the ready actors in ascending ids, then the due deliveries in ascending
+    // ids. Listed only for a strategy that reads them; the random walk reads only their
+    // count, and the chosen one is named afterwards (option_subject).
+    const bool list_options = config_.record_steps || strategy_.reads_subjects();
+    const std::size_t option_count = ready_.size() + due_.size();
+    subjects_.clear();
+    threads_.clear();
+    if (list_options) {
+      ready_.for_each([&](actor_id id) { subjects_.push_back(id); });
+      // Stable identities only for a strategy that reads the step log: the step loop of
+      // every other run stays as it was.
+      if (config_.record_steps) {
+        ready_.for_each([&](actor_id id) { threads_.push_back(actors_[id]->thread); });
+      }
+      for (const std::uint64_t id : due_) {
+        subjects_.push_back(delivery_bit | id);
+        if (config_.record_steps) threads_.push_back(deliveries_.at(id).thread);
+      }
     }
-    if (subjects_.empty()) {
+    if (option_count == 0) {
       if (advance_time()) continue;
       if (unfinished_ == 0) {
         if (!audited_) {
@@ -578,14 +585,22 @@ actor_id world::decide_next() {
     }
     decision_request request;
     request.kind = decision_kind::schedule;
-    request.options = static_cast<std::uint32_t>(subjects_.size());
-    request.subjects = subjects_;
+    request.options = static_cast<std::uint32_t>(option_count);
+    request.subjects = subjects_;  // empty unless list_options
     request.step = steps_;
     request.threads = threads_;
     request.steps = config_.record_steps ? &step_log_ : nullptr;
     request.after_fence = fence_pending_;
-    const std::uint32_t index = stream_.decide(request);
-    const std::uint64_t chosen = subjects_[index];
+    const auto option_subject = [&](std::uint32_t option) -> std::uint64_t {
+      return option < ready_.size() ? ready_.nth(option) : delivery_bit | due_[option - ready_.size()];
+    };
+    std::uint64_t chosen = 0;
+    if (list_options) {
+      chosen = subjects_[stream_.decide(request)];
+    } else {
+      stream_.decide_counted(request, option_subject);
+      chosen = stream_.decisions().back().subject;
+    }
     ++steps_;
     if (diverged() || strategy_.abandoned()) continue;
     if ((chosen & delivery_bit) != 0) {
