@@ -24,6 +24,16 @@ std::vector<core::page_index> free_list_replay::next(std::uint32_t count) const 
   return pages;
 }
 
+bool free_list_replay::hands_out(const std::vector<core::page_index>& pages) const {
+  if (pages.size() > free_.size()) return false;  // next() is empty then, `pages` is not
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    const core::page_index expected =
+        order_ == core::allocation_order::lifo ? free_[free_.size() - 1 - i] : free_[i];
+    if (pages[i] != expected) return false;
+  }
+  return true;
+}
+
 void free_list_replay::taken(const std::vector<core::page_index>& pages) {
   for (const core::page_index page : pages) {
     const auto it = std::find(free_.begin(), free_.end(), page);

@@ -22,6 +22,9 @@ class free_list_replay {
   // The pages the next allocation of `count` must return, in order; empty when the list
   // holds fewer (the allocation must then be refused).
   std::vector<core::page_index> next(std::uint32_t count) const;
+  // Whether an allocation returning `pages` is the one next(pages.size()) says, without
+  // building that list (it is built only for a finding's words; this runs at every one).
+  bool hands_out(const std::vector<core::page_index>& pages) const;
   // An allocation took `pages`: drop them from the list wherever they are (the check that
   // they were the right ones is the caller's).
   void taken(const std::vector<core::page_index>& pages);

@@ -74,9 +74,13 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     std::uint32_t* request_copied =
         hold == holds_.end() ? nullptr
                              : &request_pages_copied_[{t.request.owner, t.request.destination_rank}];
-    const std::uint64_t progress = object_token(
-        object_kind::request_progress,
-        name_token(core::to_string(t.request.owner)) ^ t.request.destination_rank);
+    // Named only for a held request, the only kind that counts: naming it hashes the
+    // request's text, which every page copy of every transfer used to pay.
+    const std::uint64_t progress =
+        request_copied == nullptr
+            ? 0
+            : object_token(object_kind::request_progress,
+                           name_token(core::to_string(t.request.owner)) ^ t.request.destination_rank);
     if (request_copied != nullptr) world_.touch(progress, access::read);
     if (request_copied != nullptr && hold->second.before_page == *request_copied) {
       hold->second.at->pass();

@@ -118,6 +118,10 @@ run_outcome world::run() {
   main_context_ = boost::fibers::context::active();
   boost::fibers::use_scheduling_algorithm<scheduling_algorithm>(*this);
   running_ = true;
+  // A bigger world logs more: about 22 events per actor in page42 on 2, 8 and 32 decode
+  // ranks (174 for 8 actors, 2,186 for 98). Room for that up front spares a many-rank run
+  // the log's regrowth, which moved every event several times over.
+  events_.reserve(std::max(events_.capacity(), actors_.size() * events_per_actor_reserved));
   for (actor_id id = 0; id < actors_.size(); ++id) launch(id);
 
   // Main waits outside every queue; pick_next() hands control back when the run is over.
@@ -271,7 +275,8 @@ void world::post(std::uint64_t delay_us, std::function<void()> deliver) {
 void world::report(finding f) { stop_with(std::move(f)); }
 
 void world::emit(sim_event_body body) {
-  events_.push_back(sim_event{steps_, now_us_, current_, std::move(body)});
+  // Built in place (C++20 aggregate emplace): one move of the body, not two.
+  events_.emplace_back(steps_, now_us_, current_, std::move(body));
 }
 
 // --- scheduler side -------------------------------------------------------------------------
