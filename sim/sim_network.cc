@@ -3,6 +3,8 @@
 #include <limits>
 #include <vector>
 
+#include "sim/sim_assert.h"
+
 namespace kvsim::sim {
 namespace {
 
@@ -132,7 +134,10 @@ sim_network::sim_network(world& w) : world_(w) {}
 sim_network::~sim_network() = default;
 
 sim_network::mailbox& sim_network::box(core::rank_id rank) {
-  mailbox& m = mailboxes_[rank];
+  KVSIM_SIM_ASSERT_LT(rank, mailbox_rank_limit, "a rank id far beyond any topology");
+  if (rank >= mailboxes_.size()) mailboxes_.resize(static_cast<std::size_t>(rank) + 1);
+  if (!mailboxes_[rank]) mailboxes_[rank] = std::make_unique<mailbox>();
+  mailbox& m = *mailboxes_[rank];
   if (!m.waiters) {
     // Named by its rank: a mailbox may first be used mid-run.
     m.waiters = std::make_unique<wait_queue>(

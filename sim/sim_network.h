@@ -16,6 +16,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <vector>
 
 #include "core/ports.h"
 #include "sim/sim_liveness.h"
@@ -52,7 +53,11 @@ class sim_network {
   bool connected(core::rank_id from, core::rank_id to) const;
 
   world& world_;
-  std::map<core::rank_id, mailbox> mailboxes_;
+  // By rank (ranks are small consecutive ids): a lookup on every send and receive is an
+  // index, where a std::map walked a tree that grew with the world. Each mailbox on its own,
+  // so a reference to one survives another's creation.
+  std::vector<std::unique_ptr<mailbox>> mailboxes_;
+  static constexpr core::rank_id mailbox_rank_limit = 1u << 16;
   std::map<core::rank_id, std::unique_ptr<endpoint_port>> ports_;
   std::map<core::rank_id, std::deque<core::control_message>> sent_to_;  // for replays
   std::map<core::rank_id, std::set<core::rank_id>> peers_of_;  // who each rank heard from
