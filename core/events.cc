@@ -17,6 +17,7 @@ struct describer {
 
   void operator()(const pages_allocated& e) const {
     out << "pages_allocated " << to_string(e.owner) << " " << pages_text(e.pages);
+    if (e.exact) out << " exact";  // only then: every trace written before reads the same
   }
   void operator()(const allocation_refused& e) const {
     out << "allocation_refused " << to_string(e.owner) << " wanted=" << e.pages_wanted

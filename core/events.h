@@ -18,6 +18,9 @@ namespace kvsim::core {
 struct pages_allocated {
   room_key owner;
   std::vector<page_index> pages;
+  // The caller named the pages (page_ledger::allocate_exact, a logged incident's pin): the
+  // free list's order does not say which pages come, only that they were free.
+  bool exact = false;
 };
 // Not misuse: the pool is full right now (back-pressure), so it is not a ledger_misuse.
 struct allocation_refused {

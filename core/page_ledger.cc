@@ -63,7 +63,7 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate_exact(
     pages_[page].owner = owner;
     owned_by_[owner].insert(page);
   }
-  emit(pages_allocated{owner, taken});
+  emit(pages_allocated{owner, taken, /*exact=*/true});
   return taken;
 }
 

@@ -58,12 +58,6 @@ const core::token_mac& world_mac() {
   return prepared;
 }
 
-bool pins_decode_pages(const scenario_spec& spec) {
-  return std::any_of(spec.requests.begin(), spec.requests.end(), [](const request_spec& r) {
-    return r.pin && !r.pin->decode_pages.empty();
-  });
-}
-
 // Each issuer's epoch: a real rank draws it at random when it starts; the simulated ranks
 // start once per run, so any distinct nonzero value per rank is such a draw.
 std::uint64_t issuer_epoch(rank_id rank) { return 0x6b7673696d000000ULL + rank + 1; }
@@ -144,10 +138,8 @@ struct transfer_world::parts {
     for (auto& [rank, part] : decode) memories[rank] = &part->memory;
     for (auto& [rank, part] : prefill) part->engine.set_memories(memories);
     for (const auto& [rank, part] : memories) {
-      // A decode rank that takes pinned pages follows the log, not its free list's order: it
-      // announces no order, so the ledger audit checks its books but not the order of its
-      // allocations (properties/ledger_audit_checker.h).
-      if (decode.contains(rank) && pins_decode_pages(spec)) continue;
+      // A pinned request's pages are named (pages_allocated.exact): the ledger audit checks
+      // the order of every other allocation of the rank against its free list.
       world.emit(sim::ledger_created{rank, spec.topology.pages_per_rank, spec.topology.allocation});
     }
     for (rank_id p : prefill_ranks) world.emit(sim::lifetimes_created{p, spec.topology.tombstones});

@@ -268,7 +268,10 @@ TEST(PageLedgerExact, TakesExactlyThePagesNamedInTheirOrderAndEmitsAnAllocation)
   ASSERT_TRUE(allocated.has_value());
   EXPECT_EQ(allocated->owner, request_a);
   EXPECT_EQ(allocated->pages, pinned);
+  EXPECT_TRUE(allocated->exact) << "the ledger audit must not judge named pages by the order";
   EXPECT_TRUE(ledger.check_consistency().empty());
+  EXPECT_EQ(ledger.allocate(request_b, 1).value().size(), 1u);
+  EXPECT_FALSE(sink.last<pages_allocated>()->exact) << "an ordinary allocation is not exact";
 }
 
 // The pages left on the free list come out in the order they would have without the exact

@@ -129,6 +129,26 @@ TEST(LedgerAuditChecker, FiresOnAnAllocationTheFreeListDoesNotHandOut) {
       << found->message;
 }
 
+// A pinned allocation (pages named by a logged incident) follows the log, not the list: it
+// is not judged by the order, but its pages leave the list, and the next ordinary allocation
+// of the rank is judged against what is left.
+TEST(LedgerAuditChecker, AnExactAllocationIsNotJudgedByTheOrderButTheNextOneIs) {
+  event_builder log;
+  log.add(sim::ledger_created{1, 4, core::allocation_order::lifo});
+  log.decided(1, core::pages_allocated{a, {2, 3}, /*exact=*/true});  // the list says [0, 1]
+  {
+    ledger_audit_checker checker;
+    EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+  }
+  const auto wrong = log.allocated(1, b, {3});  // 3 is taken: the list hands out 0 next
+  ledger_audit_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found.has_value());
+  EXPECT_EQ(found->evidence, std::vector<std::size_t>{wrong});
+  EXPECT_NE(found->message.find("pages [3], its free list hands out [0] next"), std::string::npos)
+      << found->message;
+}
+
 TEST(LedgerAuditChecker, FiresOnALeaseEndedTheOtherWayThanItsState) {
   {
     event_builder log;
