@@ -7,9 +7,10 @@
 // at or above the limit (a broken ledger naming a page far beyond its pool) goes to a
 // std::map, so nothing is refused and memory stays bounded by what was named.
 //
-// It reads like the std::map it replaces: operator[] names a key (value-initialised),
-// find/at/end, iteration in ascending key order over named keys only, yielding
-// (key, value&) pairs, so `for (const auto& [page, view] : pages)` reads as before.
+// It reads like the std::map it replaces, as far as the books use one (keys are named, never
+// erased): operator[] names a key (value-initialised), find/at/end, iteration in ascending
+// key order over named keys only, yielding (key, value&) pairs, so
+// `for (const auto& [page, view] : pages)` reads as before.
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -113,17 +114,6 @@ class dense_index_map {
     if (it == end()) throw std::out_of_range("dense_index_map::at: key never named");
     return (*it).second;
   }
-  // Un-names `key` (its slot is kept for the next naming, value-initialised again then).
-  void erase(Key key) {
-    if (key >= dense_limit) {
-      size_ -= sparse_.erase(key);
-    } else if (key < slots_.size() && named_[key]) {
-      named_[key] = 0;
-      slots_[key] = T{};
-      --size_;
-    }
-  }
-
   iterator begin() { return iterator(this, 0, sparse_.begin()); }
   iterator end() { return iterator(this, slots_.size(), sparse_.end()); }
   const_iterator begin() const { return const_iterator(this, 0, sparse_.begin()); }

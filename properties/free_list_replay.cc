@@ -15,11 +15,15 @@ free_list_replay::free_list_replay(std::uint32_t pages_total, core::allocation_o
   }
 }
 
+core::page_index free_list_replay::handed_out(std::size_t i) const {
+  return order_ == core::allocation_order::lifo ? free_[free_.size() - 1 - i] : free_[i];
+}
+
 std::vector<core::page_index> free_list_replay::next(std::uint32_t count) const {
   if (count > free_.size()) return {};
   std::vector<core::page_index> pages;
   for (std::uint32_t i = 0; i < count; ++i) {
-    pages.push_back(order_ == core::allocation_order::lifo ? free_[free_.size() - 1 - i] : free_[i]);
+    pages.push_back(handed_out(i));
   }
   return pages;
 }
@@ -27,9 +31,7 @@ std::vector<core::page_index> free_list_replay::next(std::uint32_t count) const 
 bool free_list_replay::hands_out(const std::vector<core::page_index>& pages) const {
   if (pages.size() > free_.size()) return false;  // next() is empty then, `pages` is not
   for (std::size_t i = 0; i < pages.size(); ++i) {
-    const core::page_index expected =
-        order_ == core::allocation_order::lifo ? free_[free_.size() - 1 - i] : free_[i];
-    if (pages[i] != expected) return false;
+    if (pages[i] != handed_out(i)) return false;
   }
   return true;
 }

@@ -31,6 +31,9 @@ class free_list_replay {
   void freed(core::page_index page) { free_.push_back(page); }
 
  private:
+  // The i-th page (from 0) the next allocation takes; i must be below the list's size.
+  core::page_index handed_out(std::size_t i) const;
+
   core::allocation_order order_;
   std::deque<core::page_index> free_;  // front: taken first under FIFO; back: under LIFO
 };

@@ -77,9 +77,8 @@ TEST(DenseIndexMap, NamesKeysOnlyThroughIndexingAndIteratesThemInOrder) {
   EXPECT_EQ(m.find(7)->second, 70);
   EXPECT_EQ(m.at(index_map::dense_limit + 5), 99);
   EXPECT_THROW((void)m.at(4), std::out_of_range);
-  m.erase(7);
-  EXPECT_EQ(m.find(7), m.end());
-  EXPECT_EQ(m[7], 0) << "named again, value-initialised";
+  EXPECT_EQ(m[5], 0u) << "named by indexing, value-initialised";
+  EXPECT_EQ(m.size(), 5u);
 }
 
 RC_GTEST_PROP(DenseIndexMap, AgreesWithStdMapOnAnyOperations,
@@ -89,14 +88,10 @@ RC_GTEST_PROP(DenseIndexMap, AgreesWithStdMapOnAnyOperations,
   for (const auto& [op, raw] : ops) {
     // Keys around the dense limit as well as small ones.
     const std::uint32_t key = raw % 2 == 0 ? raw % 64 : index_map::dense_limit - 32 + raw % 64;
-    switch (op % 3) {
+    switch (op % 2) {
       case 0:
         ours[key] += raw;
         theirs[key] += raw;
-        break;
-      case 1:
-        ours.erase(key);
-        theirs.erase(key);
         break;
       default:
         RC_ASSERT((ours.find(key) == ours.end()) == (theirs.find(key) == theirs.end()));
