@@ -38,16 +38,19 @@ void checker_set::attach(sim::world& w, checker_family family) {
     w.add_checker(ignored_calls);
     w.add_checker(deadlines);
   }
-  if (!damage) return;
-  w.add_checker(host_pages);
-  w.add_checker(data_integrity);
-  w.add_checker(ledger_audit);
-  // I9 before I8: a request that never finished is the cause, the pages it still holds (which
-  // the leak checker would report at the same quiescence) are the consequence.
-  w.add_checker(liveness);
-  w.add_checker(outcome);
-  w.add_checker(leak);
-  w.add_checker(prefetch_leak);
+  if (damage) {
+    w.add_checker(host_pages);
+    w.add_checker(data_integrity);
+    w.add_checker(ledger_audit);
+    // I9 before I8: a request that never finished is the cause, the pages it still holds (which
+    // the leak checker would report at the same quiescence) are the consequence.
+    w.add_checker(liveness);
+    w.add_checker(outcome);
+    w.add_checker(leak);
+    w.add_checker(prefetch_leak);
+  }
+  // Last: the shared replay takes an event after every checker has judged it.
+  w.add_checker(ledger_replay_feed);
 }
 
 }  // namespace kvsim::properties

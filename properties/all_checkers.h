@@ -30,6 +30,7 @@
 #include "properties/prefetch_leak_checker.h"
 #include "properties/release_after_acks_checker.h"
 #include "properties/room_books_checker.h"
+#include "properties/shared_page_ownership.h"
 #include "properties/status_books_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "sim/world.h"
@@ -60,21 +61,27 @@ struct checker_set {
 
   void attach(sim::world& w, checker_family family = checker_family::all);
 
-  use_after_free_checker use_after_free;          // I1 (and ledger misuse)
+  // One replay of the ledger for the checkers that judge against it, fed after all of them
+  // (shared_page_ownership.h). Attach the set with attach(): a checker of the set attached
+  // alone reads a replay nobody feeds.
+  page_ownership ledger_replay;
+  page_ownership_feed ledger_replay_feed{ledger_replay};
+
+  use_after_free_checker use_after_free{ledger_replay};  // I1 (and ledger misuse)
   ack_after_drain_checker ack_after_drain;        // I2
   abort_authority_checker abort_authority;        // I2: an ACK target needs a real token
   release_after_acks_checker release_after_acks;  // I3
   closed_room_checker closed_room;                // I4
   outcome_report_checker outcome_reports;         // I4, I9: what prefill tells decode
-  misuse_checker misuse;                          // the ledger refuses a careless caller
+  misuse_checker misuse{ledger_replay};           // the ledger refuses a careless caller
   ignored_call_checker ignored_calls;             // the engine-facing core ignores one too
   status_books_checker status_books;              // I4: the status table's answers
   room_books_checker room_books;                  // I4: the room table's reports and evictions
   prefetch_books_checker prefetch_books;          // I6: the HiCache coordinator's reports
   host_page_checker host_pages;                   // I6
   data_integrity_checker data_integrity;          // I7
-  leak_checker leak;                              // I8
-  ledger_audit_checker ledger_audit;              // I8: the ledger's books at quiescence
+  leak_checker leak{ledger_replay};               // I8
+  ledger_audit_checker ledger_audit{ledger_replay};  // I8: the ledger's books at quiescence
   prefetch_leak_checker prefetch_leak;            // I8: prefetch entries, locks, host pages
   liveness_checker liveness;                      // I9
   outcome_checker outcome;                        // I9: a failure needs a cause

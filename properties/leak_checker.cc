@@ -98,8 +98,10 @@ rank_leak leak_of(core::rank_id rank, const rank_view& view) {
 
 }  // namespace
 
+// The ledger's decisions only to replay them: a shared replay is fed by its own feed.
 sim::event_kinds leak_checker::subscriptions() const {
-  return page_ownership::kinds() | sim::event_kinds::of<sim::rank_stopped, sim::core_audited>();
+  return (ownership_.shared() ? sim::event_kinds{} : page_ownership::kinds()) |
+         sim::event_kinds::of<sim::rank_stopped, sim::core_audited>();
 }
 
 std::optional<sim::finding> leak_checker::observe(const sim::sim_event& e, std::size_t index) {
@@ -114,7 +116,7 @@ std::optional<sim::finding> leak_checker::observe(const sim::sim_event& e, std::
 std::optional<sim::finding> leak_checker::at_quiescence() {
   sim::finding found{"I8", "I8: at quiescence ", {}, {}};
   bool first = true;
-  for (const auto& [rank, view] : ownership_.ranks()) {
+  for (const auto& [rank, view] : ownership_.view().ranks()) {
     if (stopped_.contains(rank)) continue;
     rank_leak leak = leak_of(rank, view);
     if (leak.summary.empty()) continue;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "properties/page_ownership.h"
+#include "properties/shared_page_ownership.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
 
@@ -24,15 +25,20 @@ namespace kvsim::properties {
 
 class leak_checker : public sim::checker {
  public:
+  leak_checker() = default;
+  // Reads `shared`, which a page_ownership_feed attached after this checker feeds
+  // (properties/shared_page_ownership.h).
+  explicit leak_checker(const page_ownership& shared) : ownership_(shared) {}
+
   const char* name() const override { return "leak"; }
   sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
   std::optional<sim::finding> at_quiescence() override;
 
-  const page_ownership& ownership() const { return ownership_; }
+  const page_ownership& ownership() const { return ownership_.view(); }
 
  private:
-  page_ownership ownership_;
+  ownership_source ownership_;
   std::vector<std::pair<std::size_t, sim::core_audited>> held_;  // audits that hold something
   std::set<core::rank_id> stopped_;
 };

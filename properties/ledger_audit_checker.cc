@@ -47,9 +47,12 @@ void compare_count(std::vector<std::string>& problems, const char* what, std::ui
 
 }  // namespace
 
-// check_decision reads allocations, frees and lease ends: all of them page_ownership's kinds.
+// check_decision reads allocations, frees and lease ends (all of them page_ownership's kinds);
+// the other ledger decisions only to replay them, which a shared replay's feed does.
 sim::event_kinds ledger_audit_checker::subscriptions() const {
-  return page_ownership::kinds() |
+  const sim::event_kinds judged = sim::event_kinds::of<core::pages_allocated, core::page_freed,
+                                                       core::lease_ended, core::quarantine_confirmed>();
+  return (ownership_.shared() ? judged : page_ownership::kinds()) |
          sim::event_kinds::of<sim::ledger_created, sim::ledger_audited>();
 }
 
@@ -104,8 +107,8 @@ std::optional<sim::finding> ledger_audit_checker::check_decision(const core::eve
     list->second.freed(freed->page);
   }
   const auto lease_was_quarantined = [&](core::lease_id lease) -> std::optional<bool> {
-    const auto rank = ownership_.ranks().find(e.rank);
-    if (rank == ownership_.ranks().end()) return std::nullopt;
+    const auto rank = ownership_.view().ranks().find(e.rank);
+    if (rank == ownership_.view().ranks().end()) return std::nullopt;
     const auto it = rank->second.leases.find(lease);
     if (it == rank->second.leases.end()) return std::nullopt;
     return it->second.quarantined;
@@ -130,8 +133,8 @@ std::optional<sim::finding> ledger_audit_checker::compare(const sim::ledger_audi
                                                           std::uint64_t step,
                                                           std::size_t index) const {
   static const rank_view no_events;
-  const auto it = ownership_.ranks().find(audit.rank);
-  const rank_view& view = it != ownership_.ranks().end() ? it->second : no_events;
+  const auto it = ownership_.view().ranks().find(audit.rank);
+  const rank_view& view = it != ownership_.view().ranks().end() ? it->second : no_events;
   const expected_books books = books_of(view);
   std::vector<std::string> problems = audit.inconsistencies;
   compare_count(problems, "free pages", audit.free_pages, audit.pages_total - books.held);

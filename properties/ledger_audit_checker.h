@@ -21,6 +21,7 @@
 
 #include "properties/free_list_replay.h"
 #include "properties/page_ownership.h"
+#include "properties/shared_page_ownership.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
 
@@ -28,6 +29,11 @@ namespace kvsim::properties {
 
 class ledger_audit_checker : public sim::checker {
  public:
+  ledger_audit_checker() = default;
+  // Reads `shared`, which a page_ownership_feed attached after this checker feeds
+  // (properties/shared_page_ownership.h).
+  explicit ledger_audit_checker(const page_ownership& shared) : ownership_(shared) {}
+
   const char* name() const override { return "ledger_audit"; }
   sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
@@ -39,7 +45,7 @@ class ledger_audit_checker : public sim::checker {
   std::optional<sim::finding> check_decision(const core::event& e, std::uint64_t step,
                                              std::size_t index);
 
-  page_ownership ownership_;
+  ownership_source ownership_;
   std::map<core::rank_id, free_list_replay> free_lists_;
 };
 

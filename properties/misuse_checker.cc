@@ -77,8 +77,8 @@ std::optional<sim::finding> misuse_checker::observe(const sim::sim_event& e, std
 }
 
 bool misuse_checker::holds_pages(core::rank_id rank, const core::room_key& caller) const {
-  const auto view = ownership_.ranks().find(rank);
-  if (view == ownership_.ranks().end()) return false;
+  const auto view = ownership_.view().ranks().find(rank);
+  if (view == ownership_.view().ranks().end()) return false;
   for (const auto& [page, p] : view->second.pages) {
     if (p.owner == caller && !p.retiring) return true;
   }
@@ -117,7 +117,7 @@ std::optional<predicted_refusal> misuse_checker::predict_pages(
     if (!seen.insert(page).second) return refusal(core::ledger_error::duplicate_page, page);
   }
   for (const core::page_index page : call.pages) {
-    const page_view& view = ownership_.page(call.rank, page);
+    const page_view& view = ownership_.view().page(call.rank, page);
     if (!view.owner) {
       return refusal(is_lease ? core::ledger_error::page_not_owned : core::ledger_error::double_release,
                      page);
@@ -133,9 +133,9 @@ std::optional<predicted_refusal> misuse_checker::predict_pages(
 
 std::optional<predicted_refusal> misuse_checker::predict_lease(
     const sim::misuse_attempted& call) const {
-  const auto rank = ownership_.ranks().find(call.rank);
+  const auto rank = ownership_.view().ranks().find(call.rank);
   const lease_view* live = nullptr;
-  if (rank != ownership_.ranks().end()) {
+  if (rank != ownership_.view().ranks().end()) {
     const auto it = rank->second.leases.find(call.lease);
     if (it != rank->second.leases.end()) live = &it->second;
   }

@@ -25,6 +25,7 @@
 #include "core/events.h"
 #include "core/ids.h"
 #include "properties/page_ownership.h"
+#include "properties/shared_page_ownership.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
 
@@ -42,6 +43,11 @@ struct predicted_refusal {
 
 class misuse_checker : public sim::checker {
  public:
+  misuse_checker() = default;
+  // Reads `shared`, which a page_ownership_feed attached after this checker feeds
+  // (properties/shared_page_ownership.h).
+  explicit misuse_checker(const page_ownership& shared) : ownership_(shared) {}
+
   const char* name() const override { return "misuse"; }
   sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
@@ -65,7 +71,7 @@ class misuse_checker : public sim::checker {
   std::optional<predicted_refusal> predict_lease(const sim::misuse_attempted& call) const;
   std::optional<sim::finding> close(const sim::misuse_answered& answer, std::size_t index);
 
-  page_ownership ownership_;
+  ownership_source ownership_;
   std::map<core::rank_id, core::lease_id> last_lease_issued_;
   std::optional<open_call> open_;
 };

@@ -60,8 +60,9 @@ std::string misuse_text(const core::ledger_misuse& misuse, core::rank_id rank, s
 
 }  // namespace
 
+// The ledger's decisions only to replay them: a shared replay is fed by its own feed.
 sim::event_kinds use_after_free_checker::subscriptions() const {
-  return page_ownership::kinds() |
+  return (ownership_.shared() ? sim::event_kinds{} : page_ownership::kinds()) |
          sim::event_kinds::of<core::ledger_misuse, sim::misuse_attempted, sim::misuse_answered,
                               sim::transfer_page_copied>();
 }
@@ -101,7 +102,7 @@ std::optional<sim::finding> use_after_free_checker::check_copy(
   };
   std::optional<sim::finding> found;
   for (const page_use& use : uses) {
-    const page_view& page = ownership_.page(use.rank, use.page);
+    const page_view& page = ownership_.view().page(use.rank, use.page);
     if (page.owner == copy.owner) continue;
     const std::string line = "I1: transfer " + std::to_string(copy.transfer) + " of " +
                              core::to_string(copy.owner) + " " + use.verb + " " + use.role +

@@ -17,6 +17,7 @@
 
 #include "core/ids.h"
 #include "properties/page_ownership.h"
+#include "properties/shared_page_ownership.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
 
@@ -24,17 +25,22 @@ namespace kvsim::properties {
 
 class use_after_free_checker : public sim::checker {
  public:
+  use_after_free_checker() = default;
+  // Reads `shared`, which a page_ownership_feed attached after this checker feeds
+  // (properties/shared_page_ownership.h).
+  explicit use_after_free_checker(const page_ownership& shared) : ownership_(shared) {}
+
   const char* name() const override { return "use_after_free"; }
   sim::event_kinds subscriptions() const override;
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
-  const page_ownership& ownership() const { return ownership_; }
+  const page_ownership& ownership() const { return ownership_.view(); }
 
  private:
   std::optional<sim::finding> check_copy(const sim::transfer_page_copied& copy, std::uint64_t step,
                                          std::size_t index) const;
 
-  page_ownership ownership_;
+  ownership_source ownership_;
   std::optional<core::rank_id> careless_call_on_;  // a careless call is being answered there
 };
 
