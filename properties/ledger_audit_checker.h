@@ -19,6 +19,7 @@
 #include <map>
 #include <optional>
 
+#include "properties/dense_index_map.h"
 #include "properties/free_list_replay.h"
 #include "properties/page_ownership.h"
 #include "properties/shared_page_ownership.h"
@@ -46,7 +47,7 @@ class ledger_audit_checker : public sim::checker {
                                              std::size_t index);
 
   ownership_source ownership_;
-  std::map<core::rank_id, free_list_replay> free_lists_;
+  dense_index_map<core::rank_id, free_list_replay> free_lists_;  // every ledger decision looks it up
 };
 
 }  // namespace kvsim::properties

@@ -141,7 +141,7 @@ std::optional<predicted_refusal> misuse_checker::predict_lease(
   }
   if (live == nullptr) {
     const auto last = last_lease_issued_.find(call.rank);
-    const core::lease_id last_issued = last == last_lease_issued_.end() ? 0 : last->second;
+    const core::lease_id last_issued = last == last_lease_issued_.end() ? 0 : (*last).second;
     const bool never_issued = call.lease == 0 || call.lease > last_issued;
     return predicted_refusal{
         never_issued ? core::ledger_error::unknown_lease : core::ledger_error::lease_underflow,

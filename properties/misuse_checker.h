@@ -24,6 +24,7 @@
 #include "core/errors.h"
 #include "core/events.h"
 #include "core/ids.h"
+#include "properties/dense_index_map.h"
 #include "properties/page_ownership.h"
 #include "properties/shared_page_ownership.h"
 #include "sim/checker.h"
@@ -72,7 +73,7 @@ class misuse_checker : public sim::checker {
   std::optional<sim::finding> close(const sim::misuse_answered& answer, std::size_t index);
 
   ownership_source ownership_;
-  std::map<core::rank_id, core::lease_id> last_lease_issued_;
+  dense_index_map<core::rank_id, core::lease_id> last_lease_issued_;
   std::optional<open_call> open_;
 };
 

@@ -39,6 +39,7 @@
 #include "core/errors.h"
 #include "core/events.h"
 #include "core/ids.h"
+#include "properties/dense_index_map.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
 
@@ -99,7 +100,7 @@ class room_books_checker : public sim::checker {
   static std::optional<std::string> refusal_disagrees(const table_model& t,
                                                       const core::lifetime_refused& refusal);
 
-  std::map<core::rank_id, table_model> tables_;
+  dense_index_map<core::rank_id, table_model> tables_;
 };
 
 }  // namespace kvsim::properties

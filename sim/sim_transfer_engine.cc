@@ -30,18 +30,48 @@ std::uint64_t sim_transfer_engine::transfer_object(core::transfer_handle handle,
 
 sim_transfer_engine::sim_transfer_engine(world& w, core::rank_id rank,
                                          std::map<core::rank_id, kv_memory*> memories)
-    : world_(w), rank_(rank), memories_(std::move(memories)), ended_(w, "transfer end") {}
+    : world_(w), rank_(rank), ended_(w, "transfer end") {
+  set_memories(memories);
+}
+
+void sim_transfer_engine::set_memories(const std::map<core::rank_id, kv_memory*>& memories) {
+  memories_.clear();
+  for (const auto& [rank, memory] : memories) {
+    if (rank >= memories_.size()) memories_.resize(static_cast<std::size_t>(rank) + 1, nullptr);
+    memories_[rank] = memory;
+  }
+}
+
+sim_transfer_engine::transfer_record& sim_transfer_engine::record(core::transfer_handle handle) {
+  KVSIM_SIM_ASSERT(handle >= 1 && handle <= transfers_.size(),
+                   "a transfer this engine never started");
+  return transfers_[handle - 1];
+}
+
+const sim_transfer_engine::transfer_record& sim_transfer_engine::record(
+    core::transfer_handle handle) const {
+  KVSIM_SIM_ASSERT(handle >= 1 && handle <= transfers_.size(),
+                   "a transfer this engine never started");
+  return transfers_[handle - 1];
+}
+
+kv_memory& sim_transfer_engine::memory(core::rank_id rank) const {
+  KVSIM_SIM_ASSERT(rank < memories_.size() && memories_[rank] != nullptr,
+                   "transfer between ranks without simulated memory");
+  return *memories_[rank];
+}
 
 core::transfer_handle sim_transfer_engine::submit(const core::transfer_request& request) {
   KVSIM_SIM_ASSERT(request.source_pages.size() == request.destination_pages.size(),
                    "a transfer copies page for page");
-  KVSIM_SIM_ASSERT(memories_.contains(rank_) && memories_.contains(request.destination_rank),
-                   "transfer between ranks without simulated memory");
+  (void)memory(rank_);  // asserts: both ranks have a simulated pool
+  (void)memory(request.destination_rank);
   world_.touch(engine_object(), access::read);  // stopped_; handles are fresh names
   const core::transfer_handle handle = next_handle_++;
   world_.touch(transfer_object(handle, transfer_part::state), access::write);
   world_.touch(transfer_object(handle, transfer_part::progress), access::write);
-  transfers_.emplace(handle, transfer_record{request});
+  KVSIM_SIM_ASSERT(handle == transfers_.size() + 1, "handles count up from 1");
+  transfers_.push_back(transfer_record{request});
   world_.emit(transfer_submitted{global_id(rank_, handle), request.owner, rank_,
                                  request.destination_rank, request.source_pages,
                                  request.destination_pages});
@@ -59,7 +89,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     world_.step();
     world_.touch(engine_object(), access::read);  // stopped_, holds_
     world_.touch(transfer_object(handle, transfer_part::state), access::read);  // cancelled
-    transfer_record& t = transfers_.at(handle);
+    transfer_record& t = record(handle);
     if (t.cancelled) return end(handle, core::transfer_poll::failed);
     if (stopped_ && world_.choose(dead_nic_writes_tag, 2) == 0) {
       return end(handle, core::transfer_poll::failed);
@@ -91,7 +121,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     world_.touch(transfer_object(handle, transfer_part::state), access::read);
     world_.touch(transfer_object(handle, transfer_part::progress), access::write);
     if (world_.fault(fault_kind::transfer_fail)) return end(handle, core::transfer_poll::failed);
-    transfer_record& now = transfers_.at(handle);
+    transfer_record& now = record(handle);
     const std::uint32_t i = now.pages_copied++;
     if (request_copied != nullptr) {
       world_.touch(progress, access::write);
@@ -99,8 +129,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     }
     const core::page_index source_page = now.request.source_pages[i];
     const core::page_index destination_page = now.request.destination_pages[i];
-    memories_.at(now.request.destination_rank)
-        ->copy_from(*memories_.at(rank_), source_page, destination_page);
+    memory(now.request.destination_rank).copy_from(memory(rank_), source_page, destination_page);
     world_.emit(transfer_page_copied{global_id(rank_, handle), now.request.owner, rank_,
                                      source_page, now.request.destination_rank,
                                      destination_page});
@@ -109,7 +138,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
 
 void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll outcome) {
   world_.touch(transfer_object(handle, transfer_part::state), access::write);
-  transfer_record& t = transfers_.at(handle);
+  transfer_record& t = record(handle);
   t.state = outcome;
   world_.emit(transfer_ended{global_id(rank_, handle), t.request.owner, outcome});
   ended_.notify_all();
@@ -118,21 +147,20 @@ void sim_transfer_engine::end(core::transfer_handle handle, core::transfer_poll 
 core::transfer_poll sim_transfer_engine::poll(core::transfer_handle handle) {
   world_.step();
   world_.touch(transfer_object(handle, transfer_part::state), access::read);
-  const auto it = transfers_.find(handle);
-  KVSIM_SIM_ASSERT(it != transfers_.end(), "poll of a transfer this engine never started");
-  if (it->second.state == core::transfer_poll::in_flight &&
+  const transfer_record& t = record(handle);
+  if (t.state == core::transfer_poll::in_flight &&
       world_.fault(fault_kind::transfer_timeout_unconfirmed)) {
-    world_.emit(transfer_timed_out{global_id(rank_, handle), it->second.request.owner, true});
+    world_.emit(transfer_timed_out{global_id(rank_, handle), t.request.owner, true});
     return core::transfer_poll::timed_out_unconfirmed;
   }
-  return it->second.state;
+  return t.state;
 }
 
 bool sim_transfer_engine::cancel(core::transfer_handle handle) {
   world_.step();
   world_.touch(transfer_object(handle, transfer_part::state), access::write);
   world_.touch(transfer_object(handle, transfer_part::progress), access::read);  // started
-  transfer_record& t = transfers_.at(handle);
+  transfer_record& t = record(handle);
   if (t.state != core::transfer_poll::in_flight) return true;
   if (t.started) return false;  // no cancel once bytes may move (Mooncake)
   t.cancelled = true;
@@ -142,17 +170,17 @@ bool sim_transfer_engine::cancel(core::transfer_handle handle) {
 core::transfer_poll sim_transfer_engine::wait(core::transfer_handle handle) {
   const wait_reason reason{wait_kind::transfer_end, "", handle, rank_, 0};
   world_.touch(transfer_object(handle, transfer_part::state), access::read);
-  while (transfers_.at(handle).state == core::transfer_poll::in_flight) {
+  while (record(handle).state == core::transfer_poll::in_flight) {
     ended_.wait(reason);
     world_.touch(transfer_object(handle, transfer_part::state), access::read);
   }
-  return transfers_.at(handle).state;
+  return record(handle).state;
 }
 
 bool sim_transfer_engine::quiet() const {
-  for (const auto& [handle, t] : transfers_) {
+  for (core::transfer_handle handle = 1; handle <= transfers_.size(); ++handle) {
     world_.touch(transfer_object(handle, transfer_part::state), access::read);
-    if (t.state == core::transfer_poll::in_flight) return false;
+    if (record(handle).state == core::transfer_poll::in_flight) return false;
   }
   return true;
 }

@@ -10,6 +10,7 @@
 // its NIC already has keep landing page by page until it stops them (the search decides when,
 // per page); once none runs any more the transport can confirm the teardown (quiet).
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <utility>
@@ -35,7 +36,7 @@ class sim_transfer_engine final : public core::transfer_engine {
   // it where the real code would wait on a future).
   core::transfer_poll wait(core::transfer_handle handle);
   // The pools of every rank (when the engine is built before all pools exist).
-  void set_memories(std::map<core::rank_id, kv_memory*> memories) { memories_ = std::move(memories); }
+  void set_memories(const std::map<core::rank_id, kv_memory*>& memories);
   // Holds every transfer of `owner` at `g` before it copies the request's page `before_page`:
   // when `before_page` pages of the request have reached that destination rank, over all of
   // its chunks and sibling transfers (so a gate can sit in a later chunk).
@@ -62,12 +63,18 @@ class sim_transfer_engine final : public core::transfer_engine {
   std::uint64_t engine_object() const;
   std::uint64_t transfer_object(core::transfer_handle handle, transfer_part part) const;
   void execute(core::transfer_handle handle);
+  transfer_record& record(core::transfer_handle handle);
+  const transfer_record& record(core::transfer_handle handle) const;
+  kv_memory& memory(core::rank_id rank) const;
   void end(core::transfer_handle handle, core::transfer_poll outcome);
 
   world& world_;
   core::rank_id rank_;
-  std::map<core::rank_id, kv_memory*> memories_;
-  std::map<core::transfer_handle, transfer_record> transfers_;
+  // By rank (a null slot: a rank without a pool) and by handle - 1 (handles count up from 1 and
+  // a record is never dropped): a page copy looks both up, and with 32 decode ranks the trees
+  // these were made every copy's lookups grow with the world (issue 15).
+  std::vector<kv_memory*> memories_;
+  std::deque<transfer_record> transfers_;
   std::map<core::room_key, hold_rule> holds_;
   std::map<std::pair<core::room_key, core::rank_id>, std::uint32_t> request_pages_copied_;
   wait_queue ended_;
