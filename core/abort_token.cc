@@ -108,7 +108,7 @@ abort_token_issuer::abort_token_issuer(rank_id issuer, const token_mac& mac, std
 abort_token abort_token_issuer::issue(room_key key, rank_id audience) {
   abort_token token{key, issuer_, audience, epoch_, next_nonce_++, {}};
   token.mac = mac_.sign(token);
-  sink_.emit(event{issuer_, token_issued{key, token.nonce, audience}});
+  sink_.emit_built(event{issuer_, token_issued{key, token.nonce, audience}});
   return token;
 }
 
@@ -155,12 +155,12 @@ status<token_rejection> abort_token_verifier::accept(const abort_token& token, r
     rejection = token_rejection::duplicate;
   }
   if (rejection) {
-    sink_.emit(event{rank_, token_rejected{expected, token.key, token.nonce, *rejection}});
+    sink_.emit_built(event{rank_, token_rejected{expected, token.key, token.nonce, *rejection}});
     return *rejection;
   }
   if (const auto oldest = seen_order_.insert(token.key)) seen_.erase(*oldest);
   seen_[token.key].insert(entry);
-  sink_.emit(event{rank_, token_accepted{token.key, token.nonce, token.issuer, presenter,
+  sink_.emit_built(event{rank_, token_accepted{token.key, token.nonce, token.issuer, presenter,
                                          token.audience}});
   return done{};
 }

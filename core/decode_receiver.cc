@@ -17,7 +17,7 @@ decode_receiver::decode_receiver(rank_id rank, decode_ports ports, decode_state 
       finished_(limits.finished_remembered),
       early_order_(limits.early_requests_held) {}
 
-void decode_receiver::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
+void decode_receiver::emit(event_body body) { ports_.events.emit_built(event{rank_, std::move(body)}); }
 
 std::optional<std::vector<page_index>> decode_receiver::prealloc(room_key key,
                                                                  std::uint32_t pages,

@@ -366,6 +366,6 @@ void page_ledger::refuse(ledger_error error, room_key caller, std::optional<page
   emit(ledger_misuse{error, caller, page, lease});
 }
 
-void page_ledger::emit(event_body body) { sink_.emit(event{rank_, std::move(body)}); }
+void page_ledger::emit(event_body body) { sink_.emit_built(event{rank_, std::move(body)}); }
 
 }  // namespace kvsim::core

@@ -23,6 +23,10 @@ class event_sink {
  public:
   virtual ~event_sink() = default;
   virtual void emit(const event& e) = 0;
+  // How the core's components hand over an event they have just built and will not read
+  // again: a sink that keeps events may take it instead of copying it (its page list is a
+  // heap vector; the simulator's log keeps every event of every run). Means what emit means.
+  virtual void emit_built(event&& e) { emit(e); }
 };
 
 // Time as the world sees it: virtual in the simulator, steady host time on GPUs. Deadlines

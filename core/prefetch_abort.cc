@@ -11,7 +11,7 @@ prefetch_abort_coordinator::prefetch_abort_coordinator(rank_id rank, prefetch_po
     : rank_(rank), ports_(ports), variant_(v) {}
 
 void prefetch_abort_coordinator::emit(event_body body) {
-  ports_.events.emit(event{rank_, std::move(body)});
+  ports_.events.emit_built(event{rank_, std::move(body)});
 }
 
 void prefetch_abort_coordinator::register_pending(room_key key, std::vector<page_index> host_pages) {

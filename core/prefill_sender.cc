@@ -15,7 +15,7 @@ namespace kvsim::core {
 prefill_sender::prefill_sender(rank_id rank, prefill_ports ports, prefill_state state, variant v)
     : rank_(rank), ports_(ports), state_(state), variant_(v) {}
 
-void prefill_sender::emit(event_body body) { ports_.events.emit(event{rank_, std::move(body)}); }
+void prefill_sender::emit(event_body body) { ports_.events.emit_built(event{rank_, std::move(body)}); }
 
 bool prefill_sender::open(room_key key, std::span<const page_index> source_pages,
                           std::span<const rank_id> decode_ranks) {

@@ -102,6 +102,6 @@ status<lifetime_error> room_lifetimes::refuse(lifetime_error error, room_key key
   return error;
 }
 
-void room_lifetimes::emit(event_body body) { sink_.emit(event{rank_, std::move(body)}); }
+void room_lifetimes::emit(event_body body) { sink_.emit_built(event{rank_, std::move(body)}); }
 
 }  // namespace kvsim::core

@@ -186,6 +186,10 @@ class world {
       world_.touch_pages_owned(e);
       world_.emit(core_decided{e});
     }
+    void emit_built(core::event&& e) override {
+      world_.touch_pages_owned(e);
+      world_.emit(core_decided{std::move(e)});
+    }
 
    private:
     world& world_;

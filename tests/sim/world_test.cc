@@ -467,3 +467,40 @@ TEST(World, ManyWorldsRunOneAfterAnotherInOneThread) {
 
 }  // namespace
 }  // namespace kvsim::sim
+
+namespace kvsim::sim {
+namespace {
+
+// The core hands over events it has just built (event_sink::emit_built); the world's log
+// takes them without a copy and holds the same event emit() would have logged. A sink that
+// overrides only emit() (the real backend's log) still sees every one.
+TEST(World, TheCoresBuiltEventsReachTheLogAsEmittedOnes) {
+  random_walk chooser(1);
+  world w(chooser, world_config{});
+  const core::event allocated{1, core::pages_allocated{{7, 0}, {3, 4}}};
+  w.spawn({1, "ledger", 0}, [&w, &allocated] {
+    w.core_sink().emit(allocated);
+    core::event built = allocated;
+    w.core_sink().emit_built(std::move(built));
+  });
+  w.run();
+  std::vector<core::event> logged;
+  for (const sim_event& e : w.events()) {
+    if (const auto* decided = std::get_if<core_decided>(&e.body)) logged.push_back(decided->what);
+  }
+  ASSERT_EQ(logged.size(), 2u);
+  EXPECT_EQ(core::describe(logged[0]), core::describe(allocated));
+  EXPECT_EQ(core::describe(logged[1]), core::describe(allocated));
+
+  struct emit_only : core::event_sink {
+    std::vector<core::event> seen;
+    void emit(const core::event& e) override { seen.push_back(e); }
+  } sink;
+  core::event built = allocated;
+  static_cast<core::event_sink&>(sink).emit_built(std::move(built));
+  ASSERT_EQ(sink.seen.size(), 1u);
+  EXPECT_EQ(core::describe(sink.seen[0]), core::describe(allocated));
+}
+
+}  // namespace
+}  // namespace kvsim::sim
