@@ -18,8 +18,6 @@ namespace kvsim::properties {
 class free_list_replay {
  public:
   free_list_replay(std::uint32_t pages_total, core::allocation_order order);
-  // An empty list (a slot of the checker's per-rank books before its ledger_created).
-  free_list_replay() : free_list_replay(0, core::allocation_order::lifo) {}
 
   // The pages the next allocation of `count` must return, in order; empty when the list
   // holds fewer (the allocation must then be refused).

@@ -59,7 +59,7 @@ sim::event_kinds ledger_audit_checker::subscriptions() const {
 std::optional<sim::finding> ledger_audit_checker::observe(const sim::sim_event& e,
                                                           std::size_t index) {
   if (const auto* created = std::get_if<sim::ledger_created>(&e.body)) {
-    free_lists_[created->rank] = free_list_replay(created->pages_total, created->order);
+    free_lists_[created->rank].emplace(created->pages_total, created->order);
     return std::nullopt;
   }
   std::optional<sim::finding> found;
@@ -85,16 +85,18 @@ std::optional<sim::finding> ledger_audit_checker::check_decision(const core::eve
                         {index},
                         {}};
   };
-  const auto list = free_lists_.find(e.rank);
+  const auto slot = free_lists_.find(e.rank);
+  free_list_replay* const list =
+      slot != free_lists_.end() && (*slot).second ? &*(*slot).second : nullptr;
   if (const auto* allocated = std::get_if<core::pages_allocated>(&e.body);
-      allocated != nullptr && list != free_lists_.end()) {
+      allocated != nullptr && list != nullptr) {
     // Pages the caller named (a pin) need only have been free: the books below and the
     // other checkers judge that; the list still drops them, so later allocations are judged.
-    const bool in_order = allocated->exact || (*list).second.hands_out(allocated->pages);
+    const bool in_order = allocated->exact || list->hands_out(allocated->pages);
     const std::vector<core::page_index> expected =
         in_order ? std::vector<core::page_index>{}
-                 : (*list).second.next(static_cast<std::uint32_t>(allocated->pages.size()));
-    (*list).second.taken(allocated->pages);
+                 : list->next(static_cast<std::uint32_t>(allocated->pages.size()));
+    list->taken(allocated->pages);
     if (!in_order) {
       return books("the ledger handed " + core::to_string(allocated->owner) + " pages " +
                    pages_text(allocated->pages) + ", its free list hands out " +
@@ -102,8 +104,8 @@ std::optional<sim::finding> ledger_audit_checker::check_decision(const core::eve
     }
   }
   if (const auto* freed = std::get_if<core::page_freed>(&e.body);
-      freed != nullptr && list != free_lists_.end()) {
-    (*list).second.freed(freed->page);
+      freed != nullptr && list != nullptr) {
+    list->freed(freed->page);
   }
   const auto lease_was_quarantined = [&](core::lease_id lease) -> std::optional<bool> {
     const auto rank = ownership_.view().ranks().find(e.rank);

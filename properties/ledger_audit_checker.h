@@ -47,7 +47,8 @@ class ledger_audit_checker : public sim::checker {
                                              std::size_t index);
 
   ownership_source ownership_;
-  dense_index_map<core::rank_id, free_list_replay> free_lists_;  // every ledger decision looks it up
+  // Empty until the rank's ledger_created; every ledger decision looks its rank's up.
+  dense_index_map<core::rank_id, std::optional<free_list_replay>> free_lists_;
 };
 
 }  // namespace kvsim::properties

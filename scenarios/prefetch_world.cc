@@ -175,7 +175,7 @@ struct prefetch_world::parts {
     }
   }
 
-  scenario_spec spec;
+  const scenario_spec& spec;  // the caller keeps it alive (scenario_world.h)
   core::variant variant;
   sim::world world;
   sim::collective_group group;

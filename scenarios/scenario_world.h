@@ -23,12 +23,21 @@ class scenario_world {
   sim::run_outcome run() { return world().run(); }
 };
 
+// The world reads `spec` as it runs and does not copy it (a search builds a world per seed
+// from one spec): the caller keeps it alive until the world is destroyed, so a temporary is
+// refused at compile time.
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
                                                     sim::strategy& chooser, std::uint64_t seed);
 // With an explicit fault profile instead of the seed's draw (replaying or shrinking a trace).
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
                                                     sim::strategy& chooser,
                                                     const sim::fault_profile& faults);
+std::unique_ptr<scenario_world> make_scenario_world(scenario_spec&& spec, core::variant v,
+                                                    sim::strategy& chooser,
+                                                    std::uint64_t seed) = delete;
+std::unique_ptr<scenario_world> make_scenario_world(scenario_spec&& spec, core::variant v,
+                                                    sim::strategy& chooser,
+                                                    const sim::fault_profile& faults) = delete;
 
 // The fault kinds a scenario allows (bit i = sim::fault_kind i); swarm draws among them.
 std::uint32_t allowed_faults(const scenario_spec& spec);

@@ -697,7 +697,7 @@ struct transfer_world::parts {
     }
   }
 
-  scenario_spec spec;
+  const scenario_spec& spec;  // the caller keeps it alive (scenario_world.h)
   core::variant variant;
   sim::world world;
   sim::sim_liveness liveness;

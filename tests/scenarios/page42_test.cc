@@ -37,7 +37,8 @@ struct page42_outcome {
 
 page42_outcome run_page42(core::variant v, std::uint64_t seed) {
   sim::random_walk chooser(seed);
-  const auto w = make_scenario_world(page42(), v, chooser, seed);
+  const scenario_spec spec = page42();
+  const auto w = make_scenario_world(spec, v, chooser, seed);
   w->run();  // no checkers: the test reads the outcome from the events itself
   page42_outcome out;
   bool b_owns = false;

@@ -113,14 +113,16 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
              const Note& note, const LastUsefulSeed& last_useful_seed) {
   seed_plan seeds(request.shard, job, request.jobs, request.max_seed);
   trace_quota quota(request);
+  // One setup for the job, its seed and faults set per run: the scenario is copied once per
+  // job, not per run, unless each seed generates its own.
+  run_setup setup{request.spec, request.variant, request.strategy.text(), 0, {}, request.checkers};
   while (interrupt_signal() == 0) {
     if (request.budget_seconds && seconds_since(start) >= *request.budget_seconds) return;
     const auto seed = seeds.next();
     if (!seed || *seed > last_useful_seed()) return;
-    const scenarios::scenario_spec spec =
-        request.generate ? scenarios::generate_scenario(*seed) : request.spec;
-    const run_setup setup{spec, request.variant, request.strategy.text(), *seed,
-                          faults_for(spec, *seed), request.checkers};
+    if (request.generate) setup.spec = scenarios::generate_scenario(*seed);
+    setup.seed = *seed;
+    setup.faults = faults_for(setup.spec, *seed);
     const auto chooser = request.strategy.make(*seed);
     run_report report = run_once(setup, *chooser, request.out_dir ? keep::on_finding : keep::verdict_only);
     run_note n{*seed, report.found.has_value(), "", "", "", report.probes};
