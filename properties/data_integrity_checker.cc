@@ -17,26 +17,32 @@ std::optional<sim::finding> data_integrity_checker::observe(const sim::sim_event
                                                             std::size_t index) {
   const event_mark at{e.step, index};
   if (const auto* written = std::get_if<sim::page_written>(&e.body)) {
-    contents_.insert_or_assign({written->rank, written->page},
-                               provenance{written->writer, written->logical_page, at, {}});
+    contents_[written->rank][written->page] =
+        provenance{written->writer, written->logical_page, at, {}};
   } else if (const auto* copied = std::get_if<sim::transfer_page_copied>(&e.body)) {
-    const rank_page destination{copied->destination_rank, copied->destination_page};
-    const auto source = contents_.find({copied->source_rank, copied->source_page});
-    if (source == contents_.end()) {
-      contents_.erase(destination);  // bytes of unknown origin now
-    } else {
-      contents_.insert_or_assign(
-          destination,
-          provenance{source->second.writer, source->second.logical_page, at, copied->transfer});
+    const provenance* source = origin(copied->source_rank, copied->source_page);
+    std::optional<provenance> landed;  // empty: bytes of unknown origin now
+    if (source != nullptr) {
+      landed = provenance{source->writer, source->logical_page, at, copied->transfer};
     }
+    contents_[copied->destination_rank][copied->destination_page] = landed;
   } else if (const auto* stored = std::get_if<sim::storage_page_written>(&e.body)) {
     // A storage read's page landed in host memory (the read's id tells which storage call).
-    contents_.insert_or_assign({stored->rank, stored->page},
-                               provenance{stored->owner, stored->logical_page, at, {}});
+    contents_[stored->rank][stored->page] =
+        provenance{stored->owner, stored->logical_page, at, {}};
   } else if (const auto* read = std::get_if<sim::page_read>(&e.body)) {
     return check_read(*read, at);
   }
   return std::nullopt;
+}
+
+const data_integrity_checker::provenance* data_integrity_checker::origin(
+    core::rank_id rank, core::page_index page) const {
+  const auto pages = contents_.find(rank);
+  if (pages == contents_.end()) return nullptr;
+  const auto slot = (*pages).second.find(page);
+  if (slot == (*pages).second.end() || !(*slot).second) return nullptr;
+  return &*(*slot).second;
 }
 
 std::optional<sim::finding> data_integrity_checker::check_read(const sim::page_read& read,
@@ -55,9 +61,8 @@ std::optional<sim::finding> data_integrity_checker::check_read(const sim::page_r
   }
   std::vector<std::size_t> evidence{at.index};
   std::vector<std::string> details;
-  const auto origin = contents_.find({read.rank, read.page});
-  if (origin != contents_.end()) {
-    const provenance& p = origin->second;
+  if (const provenance* found_origin = origin(read.rank, read.page)) {
+    const provenance& p = *found_origin;
     std::string how = "page " + std::to_string(read.page) + " on rank " +
                       std::to_string(read.rank) + " last received logical page " +
                       std::to_string(p.logical_page) + " of " + core::to_string(p.writer) +

@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "core/ids.h"
+#include "properties/dense_index_map.h"
 #include "properties/page_ownership.h"
 #include "sim/checker.h"
 #include "sim/sim_events.h"
@@ -31,8 +32,6 @@ class data_integrity_checker : public sim::checker {
   std::optional<sim::finding> observe(const sim::sim_event& e, std::size_t index) override;
 
  private:
-  using rank_page = std::pair<core::rank_id, core::page_index>;
-
   // Whose canary a page should hold, and which event put it there.
   struct provenance {
     core::room_key writer;
@@ -42,8 +41,13 @@ class data_integrity_checker : public sim::checker {
   };
 
   std::optional<sim::finding> check_read(const sim::page_read& read, event_mark at) const;
+  // The page's provenance; null when its bytes are of unknown origin.
+  const provenance* origin(core::rank_id rank, core::page_index page) const;
 
-  std::map<rank_page, provenance> contents_;
+  // By rank, then page, each an index (a tree keyed by (rank, page) grew with the world at
+  // every copy); an empty slot: bytes of unknown origin.
+  dense_index_map<core::rank_id, dense_index_map<core::page_index, std::optional<provenance>>>
+      contents_;
 };
 
 }  // namespace kvsim::properties

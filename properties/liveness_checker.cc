@@ -28,7 +28,7 @@ std::uint64_t liveness_from_us(const sim::fault_profile& faults) {
 
 void liveness_checker::start(core::rank_id rank, const core::room_key& key, const char* by,
                              event_mark at, std::uint64_t time_us) {
-  const auto [it, fresh] = requests_.try_emplace({rank, key});
+  const auto [it, fresh] = requests_[rank].try_emplace(key);
   if (!fresh) return;  // started (or finished) already
   request& r = it->second;
   r.started = at;
@@ -36,6 +36,10 @@ void liveness_checker::start(core::rank_id rank, const core::room_key& key, cons
   r.started_by = by;
   r.deadline_us = saturating_add(std::max(heal_from_us_, time_us), bound_us_);
   unfinished_.emplace(r.deadline_us, rank, key);
+}
+
+const liveness_checker::request& liveness_checker::request_of(const rank_room& who) const {
+  return requests_.at(who.first).at(who.second);
 }
 
 // "room 7/gen 0 on rank 1 started at t=0us"
@@ -69,7 +73,7 @@ std::optional<sim::finding> liveness_checker::observe(const sim::sim_event& e, s
   } else if (const auto* armed = std::get_if<core::abort_armed>(&body)) {
     start(rank, armed->key, "abort_armed", at, e.time_us);
   } else if (const auto* finished = std::get_if<core::request_finished>(&body)) {
-    const auto [it, fresh] = requests_.try_emplace({rank, finished->key});
+    const auto [it, fresh] = requests_[rank].try_emplace(finished->key);
     if (!fresh && !it->second.finished) {
       unfinished_.erase({it->second.deadline_us, rank, finished->key});
     }
@@ -94,7 +98,7 @@ std::optional<sim::finding> liveness_checker::check_deadlines(
   for (const auto& [deadline, rank, key] : unfinished_) {
     if (deadline >= time_us) break;
     const rank_room who{rank, key};
-    const request& r = requests_.at(who);
+    const request& r = request_of(who);
     if (!found) {
       std::string message = "I9: " + request_text(who, r) +
                             " has not finished by t=" + us(deadline) + ", " + us(bound_us_) +
@@ -117,7 +121,7 @@ std::optional<sim::finding> liveness_checker::check_deadlines(
 std::vector<liveness_checker::rank_room> liveness_checker::unfinished_in_start_order() const {
   std::vector<std::pair<event_mark, rank_room>> left;
   for (const auto& [deadline, rank, key] : unfinished_) {
-    left.emplace_back(requests_.at({rank, key}).started, rank_room{rank, key});
+    left.emplace_back(request_of({rank, key}).started, rank_room{rank, key});
   }
   std::sort(left.begin(), left.end(),
             [](const auto& a, const auto& b) { return a.first.index < b.first.index; });
@@ -132,7 +136,7 @@ std::optional<sim::finding> liveness_checker::at_quiescence() {
   if (left.empty()) return std::nullopt;
   sim::finding found{"I9", "I9: ", {}, {}};
   for (std::size_t i = 0; i < left.size(); ++i) {
-    const request& r = requests_.at(left[i]);
+    const request& r = request_of(left[i]);
     found.message += (i ? "; " : "") + request_text(left[i], r) + " never finished";
     found.evidence.push_back(r.started.index);
     found.details.push_back(request_text(left[i], r) + " (step " +
@@ -152,7 +156,7 @@ std::optional<sim::finding> liveness_checker::at_step_limit(std::uint64_t step,
 std::vector<std::string> liveness_checker::still_open() const {
   std::vector<std::string> lines;
   for (const rank_room& who : unfinished_in_start_order()) {
-    const request& r = requests_.at(who);
+    const request& r = request_of(who);
     lines.push_back("unfinished: " + request_text(who, r) + " (step " +
                     std::to_string(r.started.step) + ", " + r.started_by + "), due by t=" +
                     us(r.deadline_us));

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "properties/dense_index_map.h"
 #include "properties/page_ownership.h"
 #include "sim/checker.h"
 #include "sim/fault_profile.h"
@@ -78,7 +79,12 @@ class liveness_checker : public sim::checker {
 
   std::uint64_t heal_from_us_;
   std::uint64_t bound_us_;
-  std::map<rank_room, request> requests_;
+  // The request of `who`, which must have been named.
+  const request& request_of(const rank_room& who) const;
+
+  // By rank, then request: a rank's tree stays the size of its own requests however many
+  // ranks the world has (one tree over (rank, request) grew with them at every start).
+  dense_index_map<core::rank_id, std::map<core::room_key, request>> requests_;
   std::set<due> unfinished_;  // by deadline, then rank and request: deterministic
   std::set<core::rank_id> stopped_;  // ranks that died: not judged any more
 };

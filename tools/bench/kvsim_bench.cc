@@ -39,9 +39,11 @@
 #include "core/abort_token.h"
 #include "core/events.h"
 #include "core/ports.h"
+#include "properties/all_checkers.h"
 #include "properties/leak_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "scenarios/catalogue.h"
+#include "scenarios/scenario_world.h"
 #include "scenarios/two_rank_abort.h"
 #include "sim/random_walk.h"
 #include "sim/world.h"
@@ -123,9 +125,12 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
   std::int64_t decisions = 0;
   std::int64_t runs = 0;
   std::uint64_t seed = 1;
+  // As explore's job loop: one setup, its seed and faults set per run.
+  run_setup setup{spec, kvsim::core::variant::safe(), random.text(), 0, {},
+                  kvsim::properties::checker_family::all};
   for (auto _ : state) {
-    const run_setup setup{spec, kvsim::core::variant::safe(), random.text(), seed,
-                          faults_for(spec, seed), kvsim::properties::checker_family::all};
+    setup.seed = seed;
+    setup.faults = faults_for(spec, seed);
     const auto chooser = random.make(seed);
     const run_report report = run_once(setup, *chooser, keep::verdict_only);  // as explore runs
     if (report.found) state.SkipWithError("a finding on the safe core");
@@ -139,6 +144,23 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
 
 void BM_Page42(benchmark::State& state) { run_seeds(state, catalogue_scenario("page42")); }
 BENCHMARK(BM_Page42)->MinTime(2.0)->Unit(benchmark::kMicrosecond);
+
+// What a page42 run costs before its first decision and after its last: the world, its
+// actors and every checker built and attached, then torn down, never run.
+void BM_Page42BuildOnly(benchmark::State& state) {
+  using namespace kvsim;
+  const scenarios::scenario_spec spec = catalogue_scenario("page42");
+  std::uint64_t seed = 1;
+  for (auto _ : state) {
+    const sim::fault_profile faults = tools::faults_for(spec, seed);
+    sim::random_walk chooser(seed++);
+    const auto w = scenarios::make_scenario_world(spec, core::variant::safe(), chooser, faults);
+    properties::checker_set checkers(properties::liveness_from_us(faults), spec.heal_bound_us);
+    checkers.attach(w->world());
+    benchmark::DoNotOptimize(w.get());
+  }
+}
+BENCHMARK(BM_Page42BuildOnly)->Unit(benchmark::kMicrosecond);
 
 // page42 on `decode_ranks` decode ranks: each request goes from the prefill rank to every
 // decode rank and is aborted by all of them. Put through the catalogue's parser, so that the
