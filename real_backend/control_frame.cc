@@ -85,6 +85,17 @@ class reader {
   std::size_t at_ = 0;
 };
 
+// Where a step line breaks the step protocol's rules; npos when it keeps them. A control
+// character (a newline above all) would split or forge a line on the socketpair the same
+// protocol runs on.
+std::size_t step_line_fault(std::string_view line) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const auto byte = static_cast<unsigned char>(line[i]);
+    if (byte < 0x20 || byte == 0x7f) return i;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 const char* to_string(frame_type type) {
@@ -99,6 +110,8 @@ const char* to_string(frame_type type) {
       return "challenge";
     case frame_type::proof:
       return "proof";
+    case frame_type::step:
+      return "step";
   }
   return "unknown";
 }
@@ -172,13 +185,26 @@ std::vector<std::uint8_t> encode_id(const id_blob& id) {
   return w.finish();
 }
 
+std::vector<std::uint8_t> encode_step(std::string_view line) {
+  if (line.empty() || line.size() > step_line_max ||
+      step_line_fault(line) != std::string_view::npos) {
+    throw control_plane_error("control plane: a step line of " + std::to_string(line.size()) +
+                              " byte(s) cannot be sent (1.." + std::to_string(step_line_max) +
+                              " bytes, no control character)");
+  }
+  writer w(frame_type::step);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(line.size()));
+  w.put_bytes({reinterpret_cast<const std::uint8_t*>(line.data()), line.size()});
+  return w.finish();
+}
+
 frame_header decode_header(std::span<const std::uint8_t> header) {
   reader r(header, "frame header");
   const auto payload = r.get<std::uint32_t>("payload_length");
   const auto type = r.get<std::uint8_t>("type");
   r.end();
   if (type < static_cast<std::uint8_t>(frame_type::hello) ||
-      type > static_cast<std::uint8_t>(frame_type::proof)) {
+      type > static_cast<std::uint8_t>(frame_type::step)) {
     r.refuse("unknown frame type " + std::to_string(type));
   }
   if (payload > frame_payload_max) {
@@ -271,6 +297,24 @@ id_blob decode_id(std::span<const std::uint8_t> payload) {
   r.get_bytes(id, "id");
   r.end();
   return id;
+}
+
+std::string decode_step(std::span<const std::uint8_t> payload) {
+  reader r(payload, "step frame");
+  const auto length = r.get<std::uint32_t>("line_length");
+  if (length == 0 || length > step_line_max) {
+    r.refuse("field 'line_length' at offset 0 must be 1.." + std::to_string(step_line_max) +
+             " (got " + std::to_string(length) + ")");
+  }
+  std::string line(length, '\0');
+  r.get_bytes({reinterpret_cast<std::uint8_t*>(line.data()), line.size()}, "line");
+  r.end();
+  if (const std::size_t at = step_line_fault(line); at != std::string::npos) {
+    r.refuse("field 'line' has control character " +
+             std::to_string(static_cast<unsigned char>(line[at])) + " at offset " +
+             std::to_string(4 + at));
+  }
+  return line;
 }
 
 }  // namespace kvsim::real

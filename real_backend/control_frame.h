@@ -13,6 +13,9 @@
 //               | page_count u32 | page u32 * page_count
 //               | has_status u8 [ status u8 ]
 //   nccl_id   = 128 opaque bytes (ncclUniqueId)
+//   step      = line_length u32 | line (line_length bytes, 1..step_line_max, no control
+//               character): one line of the step protocol (step_channel.h) between ranks
+//               started by torchrun or srun (launched_run.h), rank 0 driving rank 1
 //
 // Hello, challenge and proof are the handshake that authenticates a link (link_auth.h); they
 // travel in the clear. Every frame after it is sealed (frame_seal.h): the header as above,
@@ -24,6 +27,8 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/ports.h"
@@ -35,7 +40,8 @@ enum class frame_type : std::uint8_t {
   control = 2,
   nccl_id = 3,
   challenge = 4,
-  proof = 5
+  proof = 5,
+  step = 6
 };
 
 inline constexpr std::size_t frame_header_bytes = 5;
@@ -43,13 +49,17 @@ inline constexpr std::uint32_t frame_payload_max = 1u << 20;  // 1 MiB: far abov
 inline constexpr std::uint32_t hello_magic = 0x6d73766b;      // "kvsm" read little-endian
 // 2: tokens carry their audience and the issuer's epoch (core/abort_token.h).
 // 3: links are authenticated at the hello and sealed afterwards (link_auth.h, frame_seal.h).
-inline constexpr std::uint16_t wire_version = 3;
+// 4: step frames (rank 0 hands rank 1 the script's steps when a launcher started them).
+inline constexpr std::uint16_t wire_version = 4;
 inline constexpr std::size_t id_blob_bytes = 128;  // NCCL_UNIQUE_ID_BYTES
 using id_blob = std::array<std::uint8_t, id_blob_bytes>;
 inline constexpr std::size_t handshake_nonce_bytes = 32;
 inline constexpr std::size_t handshake_mac_bytes = 32;  // crypto_auth (HMAC-SHA-512-256)
 using handshake_nonce = std::array<std::uint8_t, handshake_nonce_bytes>;
 using handshake_mac = std::array<std::uint8_t, handshake_mac_bytes>;
+// A step line's bound: far above any step, answer or rank's findings (an events answer of a
+// long --trace run may not fit, and is refused rather than cut), and within a sealed frame.
+inline constexpr std::uint32_t step_line_max = 512u * 1024u;
 
 struct hello_fields {
   core::rank_id rank = 0;  // the connecting rank, as it claims (proved by the handshake)
@@ -72,6 +82,9 @@ std::vector<std::uint8_t> encode_challenge(const challenge_fields& challenge);
 std::vector<std::uint8_t> encode_proof(const handshake_mac& mac);
 std::vector<std::uint8_t> encode_control(const core::control_message& message);
 std::vector<std::uint8_t> encode_id(const id_blob& id);
+// Throws control_plane_error for a line the decoder would refuse (empty, too long, a control
+// character): nothing malformed is ever sent.
+std::vector<std::uint8_t> encode_step(std::string_view line);
 
 frame_header decode_header(std::span<const std::uint8_t> header);  // exactly 5 bytes
 hello_fields decode_hello(std::span<const std::uint8_t> payload);
@@ -79,6 +92,7 @@ challenge_fields decode_challenge(std::span<const std::uint8_t> payload);
 handshake_mac decode_proof(std::span<const std::uint8_t> payload);
 core::control_message decode_control(std::span<const std::uint8_t> payload);
 id_blob decode_id(std::span<const std::uint8_t> payload);
+std::string decode_step(std::span<const std::uint8_t> payload);
 
 const char* to_string(frame_type type);
 const char* to_string(core::control_kind kind);  // "ABORT_ACK", as error lines name it

@@ -20,6 +20,14 @@ class control_plane_error : public real_backend_error {
   explicit control_plane_error(const std::string& line) : real_backend_error(line) {}
 };
 
+// A link whose handshake failed (link_auth.h): the peer did not prove the run's key, or it is
+// not the rank it had to be. A refusal of the launch, not a failure of the run: `kvsim real
+// --launched` exits 2 on it.
+class link_refused : public control_plane_error {
+ public:
+  explicit link_refused(const std::string& line) : control_plane_error(line) {}
+};
+
 // The launcher's environment (RANK, WORLD_SIZE, SLURM_PROCID, ...) is malformed.
 class launch_error : public real_backend_error {
  public:

@@ -136,7 +136,7 @@ child start(const std::string& name, core::rank_id rank, std::uint16_t port, int
     _exit(127);
   }
   close(pair[1]);
-  return {pid, std::make_unique<remote_rank>(name, pair[0])};
+  return {pid, std::make_unique<remote_rank>(name, std::make_unique<step_channel>(pair[0]))};
 }
 
 // Waits for the child; kills it (it alone, by its pid) if it has not ended in time.
@@ -157,17 +157,17 @@ int reap(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::size_t region_bytes(const scenarios::scenario_spec& spec) {
+}  // namespace
+
+std::size_t transfer_region_bytes(const scenarios::scenario_spec& spec) {
   const std::size_t pool = host_page_bytes_needed(spec.topology.pages_per_rank, spec.topology.page_bytes);
   return 2 * pool + std::size_t{host_data_plane::gates_max} * 8 +
          board_bytes(spec.topology.pages_per_rank) + (std::size_t{1} << 20);
 }
 
-}  // namespace
-
 real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::variant v,
                                     const std::string& variant_name, const script_options& options) {
-  host_data_plane plane(shared_region::create(region_bytes(spec)));
+  host_data_plane plane(shared_region::create(transfer_region_bytes(spec)));
   const run_secret secret = draw_run_secret();
   transfer_context context(spec, v, plane, secret);  // the script's view: keys, gates, board
   const reserved_port port;

@@ -8,6 +8,7 @@
 // script, handing each step to the process of the rank that takes it over a socketpair,
 // then collects both ranks' findings, stops them, waits for them and merges everything into
 // one report: the findings in the order they were found (a counter in the shared memory).
+#include <cstddef>
 #include <string>
 
 #include "core/variant.h"
@@ -16,6 +17,10 @@
 #include "scenarios/scenario_spec.h"
 
 namespace kvsim::real {
+
+// The shared memory a transfer scenario's two rank processes need: both ranks' pages, the
+// gates, the script board, and room for the directory.
+std::size_t transfer_region_bytes(const scenarios::scenario_spec& spec);
 
 real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::variant v,
                                     const std::string& variant_name,

@@ -11,6 +11,7 @@
 #include "real_backend/host_data_plane.h"
 #include "real_backend/rank_thread.h"
 #include "real_backend/run_secret.h"
+#include "real_backend/script_request.h"
 #include "real_backend/step_channel.h"
 #include "real_backend/tcp_messenger.h"
 #include "real_backend/transfer_context.h"
@@ -32,22 +33,32 @@ int fd_from(const environment& env, const char* name) {
   return std::stoi(*text);
 }
 
-// Serves the script's steps to `thread` until "stop" (or the parent goes away).
-template <class Actor, class Findings, class Events>
-void serve_until_stop(step_channel& channel, rank_thread<Actor>& thread,
-                      const Findings& answer_findings, const Events& answer_events) {
+// What a rank process answers when the script asks for its findings or its events.
+struct rank_answers {
+  step_link& channel;
+  transfer_context& context;
+  void findings(std::uint64_t id) const {
+    channel.write_line("answer " + std::to_string(id) + " " +
+                       findings_to_json(context.findings.findings()));
+  }
+  void events(std::uint64_t id) const {
+    channel.write_line("answer " + std::to_string(id) + " " +
+                       events_to_json(context.recording.events()));
+  }
+};
+
+// Serves the script's steps to `thread` until "stop" (or the script goes away).
+template <class Actor>
+void serve_until_stop(step_link& channel, const scenarios::scenario_spec& spec,
+                      rank_thread<Actor>& thread, const rank_answers& answers) {
   std::map<std::uint64_t, std::shared_ptr<step_signal>> watches;
   for (;;) {
     thread.rethrow_if_failed();
     const std::optional<std::string> line = channel.read_line(std::chrono::milliseconds(20));
     if (!line) continue;
-    std::istringstream in(*line);
-    std::string verb;
-    std::uint64_t id = 0;
-    std::string step_name;
-    std::size_t r = 0;
-    in >> verb >> id >> step_name >> r;
-    if (verb == "stop") {
+    const script_request request = parse_script_request(*line);
+    const std::uint64_t id = request.id;
+    if (request.verb == "stop") {
       // Two phases: every rank's thread stops (nobody reads the control plane any more)
       // before any rank process exits and closes its links, which the other's thread would
       // otherwise see as its peer going away.
@@ -57,40 +68,39 @@ void serve_until_stop(step_channel& channel, rank_thread<Actor>& thread,
       }
       return;
     }
-    if (verb == "cancel") {
+    if (request.verb == "cancel") {
       if (auto it = watches.find(id); it != watches.end()) {
         it->second->set();
         watches.erase(it);
       }
       continue;
     }
-    if (verb == "findings") {
-      answer_findings(id);
+    if (request.verb == "findings") {
+      answers.findings(id);
       continue;
     }
-    if (verb == "events") {
-      answer_events(id);
+    if (request.verb == "events") {
+      answers.events(id);
       continue;
     }
-    const std::optional<transfer_step> step = transfer_step_named(step_name);
-    if (!step) throw real_backend_error("the script sent '" + *line + "'");
-    if (verb == "ask") {
+    check_step_index(spec, request.step, request.r);
+    const transfer_step step = request.step;
+    const std::size_t r = request.r;
+    if (request.verb == "ask") {
       const std::string answer = thread.call(
-          [s = *step, r](Actor& a) { return run_step(a, s, r); },
+          [step, r](Actor& a) { return run_step(a, step, r); },
           std::chrono::steady_clock::now() + link_patience);
       channel.write_line("answer " + std::to_string(id) + " " + answer);
-    } else if (verb == "watch") {
+    } else {
       auto done = std::make_shared<step_signal>();
       watches[id] = done;
       thread.watch(
-          [s = *step, r, id, &channel](Actor& a) {
-            if (run_step(a, s, r) != "1") return false;
+          [step, r, id, &channel](Actor& a) {
+            if (run_step(a, step, r) != "1") return false;
             channel.write_line("fired " + std::to_string(id));
             return true;
           },
           done);
-    } else {
-      throw real_backend_error("the script sent '" + *line + "'");
     }
   }
 }
@@ -134,6 +144,18 @@ std::vector<real_finding> findings_from_json(const std::string& text) {
   return out;
 }
 
+void serve_decode_rank(const scenarios::scenario_spec& spec, core::variant v,
+                       host_data_plane& plane, const run_secret& secret, tcp_messenger& wire,
+                       step_link& link) {
+  transfer_context context(spec, v, plane, secret);
+  const rank_answers answers{link, context};
+  rank_thread<decode_actor> thread(
+      "the decode rank's process",
+      [&] { return std::make_unique<decode_actor>(context, wire); }, rank_idle);
+  link.write_line("ready");
+  serve_until_stop(link, spec, thread, answers);
+}
+
 int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, const environment& env,
                      std::ostream& err) {
   step_channel channel(fd_from(env, script_fd_variable));
@@ -150,26 +172,15 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
     }
     const run_secret secret = resolve_run_secret(launch, env, std::nullopt);
     host_data_plane plane(shared_region::attach(fd_from(env, host_plane_fd_variable)));
-    transfer_context context(spec, v, plane, secret);
     tcp_messenger wire(launch.rank, derive_link_key(secret));
-    const auto answer_findings = [&](std::uint64_t id) {
-      channel.write_line("answer " + std::to_string(id) + " " +
-                         findings_to_json(context.findings.findings()));
-    };
-    const auto answer_events = [&](std::uint64_t id) {
-      channel.write_line("answer " + std::to_string(id) + " " +
-                         events_to_json(context.recording.events()));
-    };
     if (launch.rank == decode_rank) {
       wire.listen(launch.master_addr, launch.master_port);
       channel.write_line("listening");
       wire.accept_peers(1, link_patience);
-      rank_thread<decode_actor> thread(
-          "the decode rank's process",
-          [&] { return std::make_unique<decode_actor>(context, wire); }, rank_idle);
-      channel.write_line("ready");
-      serve_until_stop(channel, thread, answer_findings, answer_events);
+      serve_decode_rank(spec, v, plane, secret, wire, channel);
     } else {
+      transfer_context context(spec, v, plane, secret);
+      const rank_answers answers{channel, context};
       auto engine = plane.make_transfer_engine(prefill_rank, *context.prefill_pages,
                                                {{decode_rank, context.decode_memory.get()}});
       hold_gated_transfers(context, *engine);
@@ -179,7 +190,7 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
             "the prefill rank's process",
             [&] { return std::make_unique<prefill_actor>(context, wire, *engine); }, rank_idle);
         channel.write_line("ready");
-        serve_until_stop(channel, thread, answer_findings, answer_events);
+        serve_until_stop(channel, spec, thread, answers);
       }
       for (auto& g : context.gates) g->open();  // before the engine waits for its copies
     }

@@ -21,6 +21,20 @@ namespace kvsim::real {
 // True when this process was started as a rank process (KVSIM_SCRIPT_FD is set).
 bool started_as_rank_process(const environment& env);
 
+class host_data_plane;
+class step_link;
+class tcp_messenger;
+struct run_secret;
+
+// The decode rank's part of a transfer script, however the process was started: builds the
+// scenario's context on `plane` (shared with rank 0's process), runs decode on a rank thread
+// of its own over `wire` (already linked to prefill), says "ready" on `link`, and serves the
+// script's steps from it (each parsed strictly, its index checked against the scenario) until
+// told to stop and then to exit. Throws what ended it otherwise.
+void serve_decode_rank(const scenarios::scenario_spec& spec, core::variant v,
+                       host_data_plane& plane, const run_secret& secret, tcp_messenger& wire,
+                       step_link& link);
+
 // Runs the rank; returns the process's exit status (0; 3 when the run failed, said on the
 // channel and on `err`).
 int run_rank_process(const scenarios::scenario_spec& spec, core::variant v,

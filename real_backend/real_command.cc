@@ -8,6 +8,7 @@
 #include "real_backend/devices.h"
 #include "real_backend/errors.h"
 #include "real_backend/host_data_plane.h"
+#include "real_backend/launched_run.h"
 #include "real_backend/launcher.h"
 #include "real_backend/nccl_selftest.h"
 #include "real_backend/prefetch_script.h"
@@ -25,6 +26,8 @@ namespace {
 constexpr const char* usage_text =
     "usage: kvsim real --scenario NAME [--variant V] [--data-plane cuda|host] [--ranks 1|2]\n"
     "                  [--json] [--trace FILE] [--catalogue FILE]\n"
+    "       kvsim real --scenario NAME [--variant V] --data-plane host --launched\n"
+    "                  [--key-file FILE] [--json] [--trace FILE] [--catalogue FILE]\n"
     "       kvsim real --list [--catalogue FILE]\n"
     "       kvsim real --nccl-check [--key-file FILE]\n"
     "       kvsim real --new-run-key\n"
@@ -38,6 +41,12 @@ constexpr const char* usage_text =
     "  --ranks N         1 (default): the ranks are threads of this process; 2: a transfer\n"
     "                    scenario's prefill and decode run as two processes this one starts\n"
     "                    (host data plane only), their reports merged into one\n"
+    "  --launched        this process is one rank of a transfer scenario that torchrun or\n"
+    "                    srun started (RANK, WORLD_SIZE or SLURM_PROCID, SLURM_NTASKS; and\n"
+    "                    MASTER_ADDR, MASTER_PORT): rank 0 (prefill) runs the script and\n"
+    "                    prints the report, rank 1 (decode) prints only errors and exits 0\n"
+    "                    when its part went as scripted; host data plane, one machine;\n"
+    "                    the run's key from KVSIM_RUN_KEY or --key-file FILE\n"
     "  --json            one JSON object: scenario, variant, backend, devices,\n"
     "                    simulated_peers, finding (null or {invariant, message}), also, notes\n"
     "  --trace FILE      write the run's event log as a simulator trace marked \"origin\":\n"
@@ -62,6 +71,7 @@ struct options {
   std::optional<std::string> key_file;
   std::optional<std::string> data_plane;  // "cuda", "host"; empty: cuda where a GPU is found
   std::uint32_t ranks = 1;
+  bool launched = false;  // --launched: one rank of a torchrun/srun launch (launched_run.h)
   std::optional<std::string> trace;  // --trace FILE
   bool help = false;
   std::string catalogue = KVSIM_DEFAULT_CATALOGUE;
@@ -93,6 +103,8 @@ options parse(const std::vector<std::string>& args) {
       const std::string n = value();
       if (n != "1" && n != "2") throw usage_error{"--ranks is 1 or 2 (got '" + n + "')"};
       o.ranks = n == "1" ? 1 : 2;
+    } else if (a == "--launched") {
+      o.launched = true;
     } else if (a == "--trace") {
       o.trace = value();
     } else if (a == "--catalogue") {
@@ -119,9 +131,19 @@ options parse(const std::vector<std::string>& args) {
   if (modes == 0)
     throw usage_error{"expected --scenario NAME, --list or --nccl-check (try 'kvsim real --help')"};
   if (modes > 1) throw usage_error{"--scenario, --list, --nccl-check and --new-run-key go alone"};
-  if (o.key_file && !o.nccl_check) throw usage_error{"--key-file goes with --nccl-check"};
-  if (!o.scenario && (variant_given || o.json || o.data_plane || o.ranks != 1 || o.trace)) {
-    throw usage_error{"--variant, --data-plane, --ranks, --json and --trace go with --scenario"};
+  if (o.key_file && !o.nccl_check && !o.launched) {
+    throw usage_error{"--key-file goes with --nccl-check or --launched"};
+  }
+  if (!o.scenario &&
+      (variant_given || o.json || o.data_plane || o.ranks != 1 || o.trace || o.launched)) {
+    throw usage_error{
+        "--variant, --data-plane, --ranks, --launched, --json and --trace go with --scenario"};
+  }
+  if (o.launched && o.ranks != 1) {
+    throw usage_error{"--launched and --ranks go apart (the launcher starts the ranks)"};
+  }
+  if (o.launched && o.data_plane != "host") {
+    throw usage_error{"--launched needs --data-plane host (the ranks' pages in shared memory)"};
   }
   if (o.ranks == 2 && o.data_plane != "host") {
     throw usage_error{"--ranks 2 needs --data-plane host (the ranks' pages in shared memory)"};
@@ -160,6 +182,47 @@ std::unique_ptr<data_plane> make_plane(const options& o, std::uint32_t ranks) {
   return std::make_unique<cuda_data_plane>(devices);
 }
 
+// The report of a run, as --json or text, and its exit status: 1 with a finding, else 0.
+int report(const options& o, const scenarios::scenario_spec& spec, const real_outcome& outcome,
+           std::ostream& out) {
+  if (o.trace) write_recording(*o.trace, spec, outcome);
+  if (o.json) {
+    out << to_json(outcome).dump() << "\n";
+  } else {
+    print_text(outcome, out);
+  }
+  return outcome.findings.empty() ? 0 : 1;
+}
+
+// --launched: refusals (the environment, the key, the memory that exists already, a peer
+// without the key) exit 2, a run that failed 3. Rank 1 prints nothing but errors and exits 0
+// when its part went as scripted: rank 0's status is the run's (a launcher that sees a rank
+// exit non-zero tears the job down, and rank 0 may not have printed its report yet).
+int run_launched(const options& o, const scenarios::scenario_spec& spec, core::variant v,
+                 const environment& env, std::ostream& out, std::ostream& err) {
+  try {
+    const launch_config launch = launched_rank_config(env);
+    const run_secret secret = resolve_run_secret(launch, env, o.key_file);
+    const bool reports = launch.rank == 0;
+    if (reports && o.trace) check_recording_path(*o.trace);
+    const std::optional<real_outcome> outcome =
+        run_launched_rank(spec, v, o.variant, launch, secret);
+    return outcome ? report(o, spec, *outcome, out) : 0;
+  } catch (const launch_error& e) {
+    err << "kvsim real: " << e.what() << "\n";
+    return 2;
+  } catch (const link_refused& e) {
+    err << "kvsim real: " << e.what() << "\n";
+    return 2;
+  } catch (const recording_error& e) {
+    err << "kvsim real: " << e.what() << "\n";
+    return 2;
+  } catch (const real_backend_error& e) {
+    err << "kvsim real: " << e.what() << "\n";
+    return 3;
+  }
+}
+
 int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& catalogue,
                  std::ostream& out, std::ostream& err) {
   const auto it = std::find_if(catalogue.begin(), catalogue.end(),
@@ -185,7 +248,13 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
         << "' is a HiCache case: run it with --ranks 1\n";
     return 2;
   }
+  if (o.launched && it->kind != scenarios::scenario_kind::transfer) {
+    err << "kvsim real: --launched runs transfer scenarios (prefill and decode); '" << it->name
+        << "' is a HiCache case: run it with --ranks 1\n";
+    return 2;
+  }
   const environment env = process_environment();
+  if (o.launched) return run_launched(o, *it, *v, env, out, err);
   if (started_as_rank_process(env)) return run_rank_process(*it, *v, env, err);
   try {
     if (o.trace) check_recording_path(*o.trace);
@@ -201,13 +270,7 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
                  ? run_transfer_script(*it, *v, o.variant, *plane)
                  : run_prefetch_script(*it, *v, o.variant, *plane);
     }();
-    if (o.trace) write_recording(*o.trace, *it, outcome);
-    if (o.json) {
-      out << to_json(outcome).dump() << "\n";
-    } else {
-      print_text(outcome, out);
-    }
-    return outcome.findings.empty() ? 0 : 1;
+    return report(o, *it, outcome, out);
   } catch (const no_device& e) {
     err << "kvsim real: " << e.line << "\n";
     return 2;

@@ -7,7 +7,8 @@
 
 namespace kvsim::real {
 
-remote_rank::remote_rank(std::string name, int fd) : name_(std::move(name)), channel_(fd) {}
+remote_rank::remote_rank(std::string name, std::unique_ptr<step_link> link)
+    : name_(std::move(name)), channel_(std::move(link)) {}
 
 remote_rank::~remote_rank() {
   {
@@ -20,9 +21,9 @@ remote_rank::~remote_rank() {
 void remote_rank::expect(const std::string& word, std::chrono::milliseconds timeout) {
   std::optional<std::string> line;
   try {
-    line = channel_.read_line(timeout);
-  } catch (const real_backend_error&) {
-    throw real_backend_error(name_ + " ended before it said '" + word + "'");
+    line = channel_->read_line(timeout);
+  } catch (const real_backend_error& e) {
+    throw real_backend_error(name_ + " ended before it said '" + word + "' (" + e.what() + ")");
   }
   if (!line) throw real_backend_error(name_ + " did not say '" + word + "' in time");
   if (line->rfind("failed ", 0) == 0) throw real_backend_error(name_ + ": " + line->substr(7));
@@ -39,9 +40,9 @@ void remote_rank::read_loop() {
     }
     std::optional<std::string> line;
     try {
-      line = channel_.read_line(std::chrono::milliseconds(50));
-    } catch (const real_backend_error&) {
-      fail(name_ + " ended");
+      line = channel_->read_line(std::chrono::milliseconds(50));
+    } catch (const real_backend_error& e) {
+      fail(name_ + " ended (" + e.what() + ")");
       return;
     }
     if (!line) continue;
@@ -99,7 +100,7 @@ std::string remote_rank::request(const std::string& verb_and_args, clock_type::t
                                ? verb_and_args + " " + std::to_string(id)
                                : verb_and_args.substr(0, space) + " " + std::to_string(id) +
                                      verb_and_args.substr(space);
-  if (!channel_.write_line(line)) fail(name_ + " ended");
+  if (!channel_->write_line(line)) fail(name_ + " ended");
   if (answer.wait_until(deadline) != std::future_status::ready) {
     rethrow_if_failed();
     throw real_backend_error(name_ + " did not answer the script in time");
@@ -123,7 +124,7 @@ void remote_rank::watch(transfer_step step, std::size_t r, std::shared_ptr<step_
     id = next_id_++;
     watches_[id] = done;
   }
-  if (!channel_.write_line("watch " + std::to_string(id) + " " + std::string(to_string(step)) +
+  if (!channel_->write_line("watch " + std::to_string(id) + " " + std::string(to_string(step)) +
                            " " + std::to_string(r))) {
     fail(name_ + " ended");
   }
@@ -144,7 +145,7 @@ void remote_rank::cancel_retired() {
       }
     }
   }
-  for (const std::uint64_t id : retired) (void)channel_.write_line("cancel " + std::to_string(id));
+  for (const std::uint64_t id : retired) (void)channel_->write_line("cancel " + std::to_string(id));
 }
 
 std::string remote_rank::findings_json(clock_type::time_point deadline) {
@@ -157,6 +158,6 @@ std::string remote_rank::events_json(clock_type::time_point deadline) {
 
 void remote_rank::stop(clock_type::time_point deadline) { (void)request("stop", deadline); }
 
-void remote_rank::release() { (void)channel_.write_line("exit"); }
+void remote_rank::release() { (void)channel_->write_line("exit"); }
 
 }  // namespace kvsim::real

@@ -1,6 +1,7 @@
 #pragma once
-// A rank process as the parent's script sees it (script_rank.h): steps go down its step
-// channel, answers and fired watches come back on a reader thread. When the process says it
+// A rank process as the script sees it (script_rank.h): steps go down its step link (the
+// socketpair of the parent that started it, or the control plane from rank 0: step_link.h),
+// answers and fired watches come back on a reader thread. When the process says it
 // failed, or its channel closes, every waiting ask and watch is released and finds why.
 #include <future>
 #include <map>
@@ -10,13 +11,13 @@
 #include <thread>
 
 #include "real_backend/script_rank.h"
-#include "real_backend/step_channel.h"
+#include "real_backend/step_link.h"
 
 namespace kvsim::real {
 
 class remote_rank final : public script_rank {
  public:
-  remote_rank(std::string name, int fd);
+  remote_rank(std::string name, std::unique_ptr<step_link> link);
   ~remote_rank() override;
 
   // Waits for the process to say `word` ("listening", "ready") within `timeout`.
@@ -44,7 +45,7 @@ class remote_rank final : public script_rank {
   void fail(const std::string& why);
 
   std::string name_;
-  step_channel channel_;
+  std::unique_ptr<step_link> channel_;
   std::mutex mutex_;
   std::uint64_t next_id_ = 1;
   std::map<std::uint64_t, std::promise<std::string>> asks_;

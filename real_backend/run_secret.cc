@@ -124,6 +124,15 @@ run_secret resolve_run_secret(const launch_config& launch, const environment& en
 
 link_key derive_link_key(const run_secret& secret) { return derive<link_key>(secret, "kvsmlink"); }
 
+std::string derive_run_tag(const run_secret& secret) {
+  const secret_key key = derive<secret_key>(secret, "kvsmname");
+  constexpr std::size_t tag_bytes = 8;
+  std::string text(tag_bytes * 2 + 1, '\0');
+  sodium_bin2hex(text.data(), text.size(), key.bytes.data(), tag_bytes);
+  text.pop_back();
+  return text;
+}
+
 core::cluster_key derive_token_key(const run_secret& secret) {
   static_assert(sizeof(core::cluster_key{}.bytes) == secret_bytes);
   const secret_key key = derive<secret_key>(secret, "kvsmtokn");

@@ -54,6 +54,10 @@ run_secret resolve_run_secret(const launch_config& launch, const environment& en
                               const std::optional<std::string>& key_file);
 
 link_key derive_link_key(const run_secret& secret);
+// 16 hex digits of a key derived for naming (its own context): what belongs to one run on a
+// machine (launched ranks' shared memory, launched_region.h) is named by it, and the name
+// tells nothing of the run's key.
+std::string derive_run_tag(const run_secret& secret);
 core::cluster_key derive_token_key(const run_secret& secret);
 
 }  // namespace kvsim::real

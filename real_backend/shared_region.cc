@@ -1,5 +1,6 @@
 #include "real_backend/shared_region.h"
 
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,15 +64,59 @@ void unlock_word(std::uint32_t& word) {
 }
 
 shared_region shared_region::create(std::size_t capacity_bytes) {
-  const std::size_t capacity = aligned(capacity_bytes + sizeof(directory));
   const int fd = memfd_create("kvsim-host-plane", MFD_CLOEXEC);
   if (fd < 0) throw real_backend_error("host data plane: " + errno_text("memfd_create"));
+  return format(fd, capacity_bytes);
+}
+
+shared_region shared_region::create_named(const std::string& name, std::size_t capacity_bytes) {
+  const int fd = shm_open(name.c_str(), O_RDWR | O_CREAT | O_EXCL, S_IRUSR | S_IWUSR);
+  if (fd < 0 && errno == EEXIST) {
+    throw launch_error("launcher: the host data plane's shared memory /dev/shm" + name +
+                       " exists already (another run with this key and MASTER_PORT, or one "
+                       "killed before its rank 1 started; remove it if no run uses it)");
+  }
+  if (fd < 0) throw real_backend_error("host data plane: " + errno_text(("shm_open " + name).c_str()));
+  try {
+    return format(fd, capacity_bytes);
+  } catch (...) {
+    shm_unlink(name.c_str());  // ours: made above, half made
+    throw;
+  }
+}
+
+shared_region shared_region::open_named(const std::string& name) {
+  const int fd = shm_open(name.c_str(), O_RDWR, 0);
+  if (fd < 0 && errno == ENOENT) {
+    throw real_backend_error("host data plane: no shared memory /dev/shm" + name +
+                             " on this machine (rank 0 makes it on its own: both ranks of "
+                             "--data-plane host must run on one machine)");
+  }
+  if (fd < 0) throw real_backend_error("host data plane: " + errno_text(("shm_open " + name).c_str()));
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || st.st_uid != geteuid() || (st.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
+    close(fd);
+    throw real_backend_error("host data plane: /dev/shm" + name +
+                             " is not this user's alone (owner or mode): refused");
+  }
+  return attach(fd);  // closes fd when it refuses
+}
+
+shared_region shared_region::format(int fd, std::size_t capacity_bytes) {
+  const std::size_t capacity = aligned(capacity_bytes + sizeof(directory));
   if (ftruncate(fd, static_cast<off_t>(capacity)) != 0) {
     const std::string line = errno_text("ftruncate");
     close(fd);
     throw real_backend_error("host data plane: " + line);
   }
-  shared_region region(fd, map(fd, capacity), capacity);
+  std::byte* base = nullptr;
+  try {
+    base = map(fd, capacity);
+  } catch (...) {
+    close(fd);
+    throw;
+  }
+  shared_region region(fd, base, capacity);
   auto* dir = reinterpret_cast<directory*>(region.base_);
   dir->used = aligned(sizeof(directory));
   std::atomic_ref<std::uint64_t>(dir->magic).store(region_magic, std::memory_order_release);
@@ -79,18 +124,26 @@ shared_region shared_region::create(std::size_t capacity_bytes) {
 }
 
 shared_region shared_region::attach(int fd) {
-  struct stat st {};
-  if (fstat(fd, &st) != 0) {
-    throw real_backend_error("host data plane: fd " + std::to_string(fd) +
-                             " from the launching process: " + errno_text("fstat"));
+  std::size_t capacity = 0;
+  std::byte* base = nullptr;
+  try {
+    struct stat st {};
+    if (fstat(fd, &st) != 0) {
+      throw real_backend_error("host data plane: fd " + std::to_string(fd) +
+                               " from the launching process: " + errno_text("fstat"));
+    }
+    capacity = static_cast<std::size_t>(st.st_size);
+    if (capacity < sizeof(directory)) {
+      throw real_backend_error("host data plane: fd " + std::to_string(fd) +
+                               " is not a host data plane region (" + std::to_string(capacity) +
+                               " bytes)");
+    }
+    base = map(fd, capacity);
+  } catch (...) {
+    close(fd);  // ours either way: the region closes it from here on
+    throw;
   }
-  const auto capacity = static_cast<std::size_t>(st.st_size);
-  if (capacity < sizeof(directory)) {
-    throw real_backend_error("host data plane: fd " + std::to_string(fd) +
-                             " is not a host data plane region (" + std::to_string(capacity) +
-                             " bytes)");
-  }
-  shared_region region(fd, map(fd, capacity), capacity);
+  shared_region region(fd, base, capacity);
   auto* dir = reinterpret_cast<directory*>(region.base_);
   if (std::atomic_ref<std::uint64_t>(dir->magic).load(std::memory_order_acquire) != region_magic) {
     throw real_backend_error("host data plane: fd " + std::to_string(fd) +

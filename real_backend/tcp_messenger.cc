@@ -66,7 +66,7 @@ void tcp_messenger::connect(core::rank_id peer, const std::string& address, std:
 
 void tcp_messenger::refuse_link(const std::string& line) {
   log_(line);
-  throw control_plane_error(line);
+  throw link_refused(line);
 }
 
 void tcp_messenger::add_link(core::rank_id peer, std::unique_ptr<tcp_link> link) {
@@ -88,10 +88,24 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
   const auto refuse = [&](const std::string& line) {
     log_(line);
     push(line);
+    if (peer == steps_from_) push_step_refusal(line);  // a step's reader learns why none comes
     link.shutdown();
   };
   try {
     while (std::optional<received_frame> frame = link.read()) {
+      if (frame->type == frame_type::step) {
+        if (peer != steps_from_) {
+          refuse("control plane: rank " + std::to_string(peer) + " (" + link.peer() +
+                 ") sent a step frame, which " +
+                 (steps_from_ ? "only rank " + std::to_string(*steps_from_) + " may send to rank " +
+                                    std::to_string(self_)
+                              : "rank " + std::to_string(self_) + " takes from nobody") +
+                 ": refused, link closed as hostile");
+          break;
+        }
+        push_step(decode_step(frame->payload));
+        continue;
+      }
       if (frame->type != frame_type::control) {
         refuse("control plane: rank " + std::to_string(peer) + " sent a " + to_string(frame->type) +
                " frame on a control link");
@@ -113,12 +127,25 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
   }
   const std::lock_guard lock(inbox_mutex_);
   ++links_closed_;
+  if (peer == steps_from_) step_link_closed_ = true;
   inbox_changed_.notify_all();
 }
 
 void tcp_messenger::push(inbox_item item) {
   const std::lock_guard lock(inbox_mutex_);
   inbox_.push_back(std::move(item));
+  inbox_changed_.notify_all();
+}
+
+void tcp_messenger::push_step(std::string line) {
+  const std::lock_guard lock(inbox_mutex_);
+  step_inbox_.emplace_back(std::move(line));
+  inbox_changed_.notify_all();
+}
+
+void tcp_messenger::push_step_refusal(const std::string& line) {
+  const std::lock_guard lock(inbox_mutex_);
+  step_inbox_.emplace_back(control_plane_error(line));
   inbox_changed_.notify_all();
 }
 
@@ -157,6 +184,27 @@ std::optional<core::control_message> tcp_messenger::receive_for(std::chrono::mil
   inbox_.pop_front();
   if (auto* error = std::get_if<std::string>(&item)) throw control_plane_error(*error);
   return std::get<core::control_message>(std::move(item));
+}
+
+void tcp_messenger::send_step(core::rank_id to, std::string_view line) {
+  send_raw(to, encode_step(line));
+}
+
+std::optional<std::string> tcp_messenger::receive_step_for(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(inbox_mutex_);
+  inbox_changed_.wait_for(lock, timeout,
+                          [this] { return !step_inbox_.empty() || step_link_closed_; });
+  if (step_inbox_.empty()) {
+    if (step_link_closed_) {
+      throw control_plane_error("control plane: rank " + std::to_string(steps_from_.value_or(0)) +
+                                " closed its connection to rank " + std::to_string(self_));
+    }
+    return std::nullopt;
+  }
+  auto item = std::move(step_inbox_.front());
+  step_inbox_.pop_front();
+  if (auto* refusal = std::get_if<control_plane_error>(&item)) throw *refusal;
+  return std::get<std::string>(std::move(item));
 }
 
 core::control_message tcp_messenger::receive() {

@@ -11,6 +11,11 @@
 // malformed, and a frame whose `from` is not the link's authenticated peer. The last two
 // close the link as hostile: nothing more is read from it, and receive() throws the line
 // (the rank learns that a peer attacked or broke, instead of the message being skipped).
+//
+// Step frames (control_frame.h; ranks started by torchrun or srun, launched_run.h) travel on
+// the same links, sealed the same way, into an inbox of their own: accepted only from the one
+// rank named by accept_steps_from(), and refused as hostile from any other (or when none was
+// named), like a frame claiming another rank's `from`.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -22,11 +27,13 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <variant>
 #include <vector>
 
 #include "core/ports.h"
+#include "real_backend/errors.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/tcp_link.h"
 
@@ -62,6 +69,15 @@ class tcp_messenger final : public core::messenger {
     return receive_for(std::chrono::milliseconds(0));
   }
 
+  // Step frames are taken from `peer` only (before any link).
+  void accept_steps_from(core::rank_id peer) { steps_from_ = peer; }
+  // One step line to `to`, as a sealed step frame.
+  void send_step(core::rank_id to, std::string_view line);
+  // The next step line from the rank named by accept_steps_from(); empty when none came
+  // within `timeout`. Throws control_plane_error with the refusal's line when its link was
+  // refused, and when it has closed with nothing left to read.
+  std::optional<std::string> receive_step_for(std::chrono::milliseconds timeout);
+
   core::rank_id self() const { return self_; }
   void set_refusal_log(refusal_log log) { log_ = std::move(log); }  // before any link
   // Bytes to a peer as one frame, sealed like any other (tests of the receiving side's
@@ -79,6 +95,8 @@ class tcp_messenger final : public core::messenger {
   void add_link(core::rank_id peer, std::unique_ptr<tcp_link> link);
   void read_loop(core::rank_id peer, tcp_link& link);
   void push(inbox_item item);
+  void push_step(std::string line);
+  void push_step_refusal(const std::string& line);
   [[noreturn]] void refuse_link(const std::string& line);
   link_entry& link_to(core::rank_id peer);
 
@@ -91,6 +109,9 @@ class tcp_messenger final : public core::messenger {
   std::condition_variable inbox_changed_;
   std::deque<inbox_item> inbox_;
   std::size_t links_closed_ = 0;
+  std::optional<core::rank_id> steps_from_;
+  std::deque<std::variant<std::string, control_plane_error>> step_inbox_;  // line or refusal
+  bool step_link_closed_ = false;
 };
 
 }  // namespace kvsim::real

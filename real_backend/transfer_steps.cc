@@ -49,6 +49,37 @@ std::optional<transfer_step> transfer_step_named(std::string_view name) {
   return std::nullopt;
 }
 
+void check_step_index(const scenarios::scenario_spec& spec, transfer_step step, std::size_t r) {
+  const auto refuse = [&](const std::string& why) {
+    throw real_backend_error("step '" + std::string(to_string(step)) + "' was given index " +
+                             std::to_string(r) + ", " + why);
+  };
+  switch (step) {
+    case transfer_step::ended:
+    case transfer_step::aborting:
+    case transfer_step::prealloc_and_publish:
+    case transfer_step::abort:
+    case transfer_step::counted_text:
+    case transfer_step::open_request:
+    case transfer_step::send_when_published:
+    case transfer_step::hold:
+    case transfer_step::saw_abort:
+    case transfer_step::over:
+      if (r >= spec.requests.size()) {
+        refuse("but the scenario has " + std::to_string(spec.requests.size()) + " request(s)");
+      }
+      return;
+    case transfer_step::check_at_gate:
+      if (r >= spec.faults.gates.size()) {
+        refuse("but the scenario has " + std::to_string(spec.faults.gates.size()) + " gate(s)");
+      }
+      return;
+    default:
+      if (r != 0) refuse("but it takes none (0)");  // the script sends 0
+      return;
+  }
+}
+
 std::string run_step(prefill_actor& p, transfer_step step, std::size_t r) {
   switch (step) {
     case transfer_step::open_request: return yes(p.open_request(r));

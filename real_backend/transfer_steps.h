@@ -35,6 +35,11 @@ enum class transfer_step : std::uint8_t {
 std::string_view to_string(transfer_step step);
 std::optional<transfer_step> transfer_step_named(std::string_view name);
 
+// Refuses (real_backend_error) an index out of the step's range in `spec`: a request's for
+// the steps about one request, a gate's for check_at_gate, 0 for the steps that take none.
+// A step that came from another process indexes nothing before it passed this.
+void check_step_index(const scenarios::scenario_spec& spec, transfer_step step, std::size_t r);
+
 // Runs `step` on the actor; throws real_backend_error for a step of the other rank.
 std::string run_step(prefill_actor& prefill, transfer_step step, std::size_t r);
 std::string run_step(decode_actor& decode, transfer_step step, std::size_t r);

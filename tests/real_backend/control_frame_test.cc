@@ -176,13 +176,66 @@ TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
   std::vector<std::uint8_t> old = encode_hello(hello_of(1));
   old[frame_header_bytes + 4] = 2;  // issue 12's wire: no handshake, links in the clear
   EXPECT_EQ(refusal([&] { (void)decode_hello(payload_of(old)); }),
-            "control plane: malformed hello frame: wire version 2, this kvsim speaks 3");
+            "control plane: malformed hello frame: wire version 2, this kvsim speaks 4");
   EXPECT_NE(refusal([] { (void)decode_proof(std::vector<std::uint8_t>(31, 0)); }).find("truncated"),
             std::string::npos);
   EXPECT_NE(
       refusal([] { (void)decode_challenge(std::vector<std::uint8_t>(69, 0)); }).find("trailing"),
       std::string::npos);
   EXPECT_NE(refusal([] { (void)decode_id(std::vector<std::uint8_t>(127, 0)); }).find("truncated"),
+            std::string::npos);
+}
+
+// Step frames (rank 0 driving rank 1 of a torchrun/srun launch): one line of the step
+// protocol, length-prefixed, decoded strictly. A control character (a newline would make two
+// lines of one on a socketpair), an empty or oversized line, a length that does not match the
+// bytes, and trailing bytes are refused; nothing malformed can be encoded either.
+TEST(ControlFrame, StepFramesCarryOneLineAndRefuseAnythingElse) {
+  const std::string line = "ask 7 prealloc_and_publish 1";
+  const std::vector<std::uint8_t> frame = encode_step(line);
+  EXPECT_EQ(decode_header(std::span(frame).first(frame_header_bytes)).type, frame_type::step);
+  EXPECT_EQ(frame[frame_header_bytes], line.size());  // the length, little-endian
+  EXPECT_EQ(decode_step(payload_of(frame)), line);
+  const std::string longest(step_line_max, 'x');
+  EXPECT_EQ(decode_step(payload_of(encode_step(longest))), longest);
+
+  std::vector<std::uint8_t> newline = encode_step("fired 1 x");
+  newline[frame_header_bytes + 4 + 7] = '\n';
+  EXPECT_EQ(refusal([&] { (void)decode_step(payload_of(newline)); }),
+            "control plane: malformed step frame: field 'line' has control character 10 at "
+            "offset 11");
+  std::vector<std::uint8_t> del = encode_step("answer 3 1");
+  del.back() = 0x7f;
+  EXPECT_NE(refusal([&] { (void)decode_step(payload_of(del)); }).find("control character 127"),
+            std::string::npos);
+  EXPECT_EQ(refusal([] {
+              (void)decode_step(std::vector<std::uint8_t>{0, 0, 0, 0});
+            }),
+            "control plane: malformed step frame: field 'line_length' at offset 0 must be "
+            "1..524288 (got 0)");
+  EXPECT_NE(refusal([] {
+              (void)decode_step(std::vector<std::uint8_t>{1, 0, 8, 0, 'x'});
+            }).find("must be 1..524288 (got 524289)"),
+            std::string::npos);
+  EXPECT_EQ(refusal([] {
+              (void)decode_step(std::vector<std::uint8_t>{5, 0, 0, 0, 'a', 'b'});
+            }),
+            "control plane: malformed step frame: truncated: field 'line' needs 5 byte(s) at "
+            "offset 4, 2 left");
+  EXPECT_EQ(
+      refusal([] {
+        (void)decode_step(std::vector<std::uint8_t>{1, 0, 0, 0, 'a', 'b'});
+      }),
+      "control plane: malformed step frame: 1 trailing byte(s) after the message at offset 5");
+  EXPECT_NE(refusal([] {
+              (void)decode_step(std::vector<std::uint8_t>{1, 0});
+            }).find("truncated"),
+            std::string::npos);
+
+  EXPECT_NE(refusal([] { (void)encode_step("two\nlines"); }).find("cannot be sent"),
+            std::string::npos);
+  EXPECT_NE(refusal([] { (void)encode_step(""); }).find("cannot be sent"), std::string::npos);
+  EXPECT_NE(refusal([&] { (void)encode_step(longest + "x"); }).find("cannot be sent"),
             std::string::npos);
 }
 

@@ -46,13 +46,15 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
   expect_one_line_error(real({"--list", "--scenario", "page42"}),
                         "kvsim real: --scenario, --list, --nccl-check and --new-run-key go alone");
   expect_one_line_error(real({"--list", "--key-file", "k"}),
-                        "kvsim real: --key-file goes with --nccl-check");
+                        "kvsim real: --key-file goes with --nccl-check or --launched");
   expect_one_line_error(
       real({"--list", "--json"}),
-      "kvsim real: --variant, --data-plane, --ranks, --json and --trace go with --scenario");
+      "kvsim real: --variant, --data-plane, --ranks, --launched, --json and --trace go with "
+      "--scenario");
   expect_one_line_error(
       real({"--list", "--trace", "t.json"}),
-      "kvsim real: --variant, --data-plane, --ranks, --json and --trace go with --scenario");
+      "kvsim real: --variant, --data-plane, --ranks, --launched, --json and --trace go with "
+      "--scenario");
   expect_one_line_error(real({"--scenario", "page42", "--trace"}, false),
                         "kvsim real: --trace needs a value");
   expect_one_line_error(real({"--scenario", "page42", "--data-plane", "tpu"}),
@@ -64,6 +66,20 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
   expect_one_line_error(
       real({"--scenario", "hicache_local_active", "--data-plane", "host", "--ranks", "2"}),
       "kvsim real: --ranks 2 runs transfer scenarios (prefill and decode); "
+      "'hicache_local_active' is a HiCache case: run it with --ranks 1");
+  // --launched: one rank of a torchrun/srun launch (launched_run.h)
+  expect_one_line_error(real({"--list", "--launched"}),
+                        "kvsim real: --variant, --data-plane, --ranks, --launched, --json and "
+                        "--trace go with --scenario");
+  expect_one_line_error(real({"--scenario", "page42", "--launched"}),
+                        "kvsim real: --launched needs --data-plane host (the ranks' pages in "
+                        "shared memory)");
+  expect_one_line_error(
+      real({"--scenario", "page42", "--data-plane", "host", "--launched", "--ranks", "2"}),
+      "kvsim real: --launched and --ranks go apart (the launcher starts the ranks)");
+  expect_one_line_error(
+      real({"--scenario", "hicache_local_active", "--data-plane", "host", "--launched"}),
+      "kvsim real: --launched runs transfer scenarios (prefill and decode); "
       "'hicache_local_active' is a HiCache case: run it with --ranks 1");
 }
 
