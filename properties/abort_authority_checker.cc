@@ -95,16 +95,18 @@ std::optional<sim::finding> abort_authority_checker::check_rejected(
 
 std::optional<sim::finding> abort_authority_checker::check_accepted(
     const core::token_accepted& accepted, core::rank_id rank, event_mark at) {
-  const std::string token = "the token of " + core::to_string(accepted.key) + " (issuer rank " +
-                            std::to_string(accepted.issuer) + ", audience rank " +
-                            std::to_string(accepted.audience) + ", nonce " +
-                            std::to_string(accepted.nonce) + ")";
+  // Words only for a finding: this runs at every accepted token.
+  const auto token = [&] {
+    return "the token of " + core::to_string(accepted.key) + " (issuer rank " +
+           std::to_string(accepted.issuer) + ", audience rank " +
+           std::to_string(accepted.audience) + ", nonce " + std::to_string(accepted.nonce) + ")";
+  };
   // An ABORT passes from the token's issuer to its audience, a drain-ACK back.
   const bool abort_to_audience = accepted.presenter == accepted.issuer && rank == accepted.audience;
   const bool ack_to_issuer = rank == accepted.issuer && accepted.presenter == accepted.audience;
   if (!abort_to_audience && !ack_to_issuer) {
     return sim::finding{"I2",
-                        "I2: rank " + std::to_string(rank) + "'s verifier accepted " + token +
+                        "I2: rank " + std::to_string(rank) + "'s verifier accepted " + token() +
                             " from rank " + std::to_string(accepted.presenter) + " at step " +
                             std::to_string(at.step) +
                             ": a token is good only between its issuer and its audience",
@@ -115,7 +117,7 @@ std::optional<sim::finding> abort_authority_checker::check_accepted(
       {rank, accepted.key, accepted.nonce, accepted.presenter}, at);
   if (inserted) return std::nullopt;
   return sim::finding{"I2",
-                      "I2: rank " + std::to_string(rank) + "'s verifier accepted " + token +
+                      "I2: rank " + std::to_string(rank) + "'s verifier accepted " + token() +
                           " from rank " + std::to_string(accepted.presenter) +
                           " a second time at step " + std::to_string(at.step) +
                           " (first at step " + std::to_string(first->second.step) +

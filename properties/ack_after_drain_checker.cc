@@ -52,7 +52,8 @@ std::optional<sim::finding> ack_after_drain_checker::observe(const sim::sim_even
 std::optional<sim::finding> ack_after_drain_checker::check_ack(const core::drain_ack_sent& ack,
                                                                core::rank_id rank,
                                                                event_mark at) const {
-  const std::string request = core::to_string(ack.key);
+  // Words only for a finding: this runs at every drain-ACK.
+  const auto request = [&] { return core::to_string(ack.key); };
   std::vector<std::string> reasons;
   std::vector<std::size_t> evidence{at.index};
 
@@ -60,15 +61,15 @@ std::optional<sim::finding> ack_after_drain_checker::check_ack(const core::drain
   const bool closed = room != rooms_.end() && room->second.closed;
   if (!closed) {
     if (room != rooms_.end() && room->second.cleared) {
-      reasons.push_back(request + " was cleared at step " +
+      reasons.push_back(request() + " was cleared at step " +
                         std::to_string(room->second.cleared->step) + " without being closed");
       evidence.push_back(room->second.cleared->index);
     } else if (room != rooms_.end() && room->second.opened) {
-      reasons.push_back(request + " was still open (opened at step " +
+      reasons.push_back(request() + " was still open (opened at step " +
                         std::to_string(room->second.opened->step) + ")");
       evidence.push_back(room->second.opened->index);
     } else {
-      reasons.push_back(request + " had not been closed on that rank");
+      reasons.push_back(request() + " had not been closed on that rank");
     }
   }
 
@@ -108,7 +109,7 @@ std::optional<sim::finding> ack_after_drain_checker::check_ack(const core::drain
   }
   if (reasons.empty()) return std::nullopt;
   sort_evidence(evidence);
-  std::string message = "I2: rank " + std::to_string(rank) + " sent a drain-ACK for " + request +
+  std::string message = "I2: rank " + std::to_string(rank) + " sent a drain-ACK for " + request() +
                         " to rank " + std::to_string(ack.to) + " at step " +
                         std::to_string(at.step) + " while " + join_and(reasons);
   std::string claim = "the drain-ACK claimed the room " +

@@ -79,16 +79,18 @@ std::optional<sim::finding> outcome_report_checker::check_report(
     const core::outcome_reported& decided, core::rank_id rank, event_mark at) {
   const rank_room request{rank, decided.key};
   const bool failed = decided.failed;
-  const std::string about = "prefill rank " + std::to_string(rank) + " told decode rank " +
-                            std::to_string(decided.to) + " at step " + std::to_string(at.step) +
-                            " that " + core::to_string(decided.key) + " ended " +
-                            report_text(failed);
+  // Words only for a finding: this runs at every report.
+  const auto about = [&] {
+    return "prefill rank " + std::to_string(rank) + " told decode rank " +
+           std::to_string(decided.to) + " at step " + std::to_string(at.step) + " that " +
+           core::to_string(decided.key) + " ended " + report_text(failed);
+  };
 
   const auto [earlier, first] =
       reports_.try_emplace({rank, decided.to, decided.key}, report{at, failed});
   if (!first) {
     return make_finding("I4",
-                        about + ", but it had told it " + report_text(earlier->second.failed) +
+                        about() + ", but it had told it " + report_text(earlier->second.failed) +
                             " at step " + std::to_string(earlier->second.at.step) +
                             " (one report per request and decode rank)",
                         earlier->second.at.index, at.index);
@@ -99,7 +101,7 @@ std::optional<sim::finding> outcome_report_checker::check_report(
   for (const auto& [transfer, where] : running_) {
     if (failed || where.first != request) continue;
     return make_finding("I4",
-                        about + " while its transfer submitted at step " +
+                        about() + " while its transfer submitted at step " +
                             std::to_string(where.second.step) +
                             " was still running (the report is the end of the request there)",
                         where.second.index, at.index);
@@ -107,7 +109,7 @@ std::optional<sim::finding> outcome_report_checker::check_report(
   const auto cause = cause_.find(request);
   if (!failed && cause != cause_.end()) {
     return make_finding("I4",
-                        about + ", but the request had failed there at step " +
+                        about() + ", but the request had failed there at step " +
                             std::to_string(cause->second.step) +
                             " (a request a prefill rank failed is never completed on decode)",
                         cause->second.index, at.index);
@@ -115,7 +117,7 @@ std::optional<sim::finding> outcome_report_checker::check_report(
   if (failed && cause == cause_.end()) {
     std::vector<std::size_t> evidence{at.index};
     return sim::finding{"I9",
-                        "I9: " + about +
+                        "I9: " + about() +
                             ", but nothing failed it there (no failed or timed-out transfer, no "
                             "injected failure, no accepted ABORT)",
                         std::move(evidence),

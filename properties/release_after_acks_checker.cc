@@ -71,6 +71,14 @@ std::optional<sim::finding> release_after_acks_checker::observe(const sim::sim_e
   return std::nullopt;
 }
 
+bool release_after_acks_checker::all_counted(const armed_abort& abort) {
+  for (core::rank_id expected : abort.expected) {
+    const auto counted = abort.counted.find(expected);
+    if (counted == abort.counted.end() || !counted->second.sent) return false;
+  }
+  return true;
+}
+
 release_after_acks_checker::verdict release_after_acks_checker::judge(
     const armed_abort& abort, core::rank_id decode_rank, const core::room_key& key) const {
   verdict v;
@@ -120,7 +128,7 @@ std::optional<sim::finding> release_after_acks_checker::check_free(const core::p
                                                                    core::rank_id rank,
                                                                    event_mark at) const {
   const auto abort = armed_.find({rank, freed.owner});
-  if (abort == armed_.end()) return std::nullopt;
+  if (abort == armed_.end() || all_counted(abort->second)) return std::nullopt;
   verdict v = judge(abort->second, rank, freed.owner);
   if (v.missing.empty()) return std::nullopt;
   v.evidence.push_back(at.index);
@@ -138,26 +146,31 @@ std::optional<sim::finding> release_after_acks_checker::check_release(
   if (!all_acks && released.reason != core::release_reason::acks_and_teardowns) {
     return std::nullopt;
   }
-  const std::string head = "I3: rank " + std::to_string(rank) + " released the pages of " +
-                           core::to_string(released.key) + " for " +
-                           core::to_string(released.reason) + " at step " +
-                           std::to_string(at.step);
-  const std::string reported = std::to_string(released.acks_received) + " of " +
-                               std::to_string(released.acks_expected) + " drain-ACKs received";
-  if (const auto abort = armed_.find({rank, released.key}); abort != armed_.end()) {
+  // Words only for a finding: this runs at every release.
+  const auto head = [&] {
+    return "I3: rank " + std::to_string(rank) + " released the pages of " +
+           core::to_string(released.key) + " for " + core::to_string(released.reason) +
+           " at step " + std::to_string(at.step);
+  };
+  const auto reported = [&] {
+    return std::to_string(released.acks_received) + " of " +
+           std::to_string(released.acks_expected) + " drain-ACKs received";
+  };
+  if (const auto abort = armed_.find({rank, released.key});
+      abort != armed_.end() && !all_counted(abort->second)) {
     verdict v = judge(abort->second, rank, released.key);
     if (!v.missing.empty()) {
       v.evidence.push_back(at.index);
       sort_evidence(v.evidence);
-      v.details.push_back("the release reported " + reported);
+      v.details.push_back("the release reported " + reported());
       return sim::finding{"I3",
-                          head + " while " + missing_text(v.missing) + " " +
+                          head() + " while " + missing_text(v.missing) + " " +
                               armed_text(abort->second.armed.step, abort->second.expected),
                           std::move(v.evidence), std::move(v.details)};
     }
   }
   if (all_acks && released.acks_received < released.acks_expected) {
-    return sim::finding{"I3", head + " with only " + reported, {at.index}, {}};
+    return sim::finding{"I3", head() + " with only " + reported(), {at.index}, {}};
   }
   return std::nullopt;
 }

@@ -67,6 +67,9 @@ class release_after_acks_checker : public sim::checker {
     std::vector<std::size_t> evidence;
   };
 
+  // Whether every expected rank's drain-ACK (or confirmed teardown) is in: asked at every
+  // free and release, so it builds no words; judge() says which are not, for a finding.
+  static bool all_counted(const armed_abort& abort);
   verdict judge(const armed_abort& abort, core::rank_id decode_rank,
                 const core::room_key& key) const;
   std::optional<sim::finding> check_free(const core::page_freed& freed, core::rank_id rank,
