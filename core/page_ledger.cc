@@ -33,10 +33,12 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate(room_key own
   }
   std::vector<page_index> taken;
   taken.reserve(count);
+  page_set& owned = owned_by_[owner];
+  owned.reserve(owned.size() + count);
   for (std::uint32_t i = 0; i < count; ++i) {
     const page_index page = take_free_page();
     pages_[page].owner = owner;
-    owned_by_[owner].insert(page);
+    owned.insert(page);
     taken.push_back(page);
   }
   emit(pages_allocated{owner, taken});
@@ -59,9 +61,11 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate_exact(
   }
   take_free_pages(pages);
   std::vector<page_index> taken(pages.begin(), pages.end());
+  page_set& owned = owned_by_[owner];
+  owned.reserve(owned.size() + taken.size());
   for (page_index page : taken) {
     pages_[page].owner = owner;
-    owned_by_[owner].insert(page);
+    owned.insert(page);
   }
   emit(pages_allocated{owner, taken, /*exact=*/true});
   return taken;
@@ -263,12 +267,21 @@ std::vector<std::string> page_ledger::check_consistency() const {
 std::optional<ledger_error> page_ledger::validate_page_list(
     std::span<const page_index> pages, std::optional<page_index>& culprit) const {
   if (pages.empty()) return ledger_error::empty_request;
-  // The request's own pages, not a pool-sized bitmap: O(k log k) for k pages, whatever the pool.
+  // The request's own pages, not a pool-sized bitmap. A request names a few pages: up to
+  // short_list_pages each is compared with those before it (no allocation at every lease and
+  // release); a longer list keeps a set, O(k log k). Either way the culprit is the first page,
+  // in the list's order, that is out of range or repeats an earlier one.
+  constexpr std::size_t short_list_pages = 32;
   std::set<page_index> seen;
-  for (page_index page : pages) {
+  for (std::size_t i = 0; i < pages.size(); ++i) {
+    const page_index page = pages[i];
     culprit = page;
     if (page >= pages_total()) return ledger_error::page_out_of_range;
-    if (!seen.insert(page).second) return ledger_error::duplicate_page;
+    const bool repeated = pages.size() <= short_list_pages
+                              ? std::find(pages.begin(), pages.begin() + static_cast<std::ptrdiff_t>(i),
+                                          page) != pages.begin() + static_cast<std::ptrdiff_t>(i)
+                              : !seen.insert(page).second;
+    if (repeated) return ledger_error::duplicate_page;
   }
   culprit.reset();
   return std::nullopt;

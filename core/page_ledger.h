@@ -22,6 +22,7 @@
 #include "core/errors.h"
 #include "core/events.h"
 #include "core/ids.h"
+#include "core/page_set.h"
 #include "core/ports.h"
 #include "core/result.h"
 
@@ -125,7 +126,7 @@ class page_ledger {
   std::map<lease_id, lease_record> leases_;  // ordered by id: deterministic iteration
   // The pages each owner holds (retiring ones included): release_all and pages_of cost
   // O(k log n) for the owner's k pages, not a scan of the pool.
-  std::map<room_key, std::set<page_index>> owned_by_;
+  std::map<room_key, page_set> owned_by_;
   lease_id next_lease_ = 1;                  // ids are never reused, so a stale id is detected
 };
 
