@@ -38,6 +38,9 @@ world::world(strategy& chooser, world_config config)
   // Room for a typical run's log (page42: ~180 events), so that it does not grow by
   // reallocating and moving every event half a dozen times.
   events_.reserve(events_reserved);
+  // A run attaches its checkers one by one (properties::checker_set: about twenty).
+  checkers_.reserve(checkers_reserved);
+  subscriptions_.reserve(checkers_reserved);
 }
 
 world::~world() {

@@ -267,6 +267,7 @@ class world {
   std::vector<sim_event> events_;
   static constexpr std::size_t events_reserved = 256;
   static constexpr std::size_t events_per_actor_reserved = 24;  // actors spawned before run()
+  static constexpr std::size_t checkers_reserved = 32;
   std::size_t events_checked_ = 0;
   std::optional<finding> found_;
   std::vector<std::uint64_t> subjects_;  // scratch for schedule options
