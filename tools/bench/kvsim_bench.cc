@@ -25,6 +25,7 @@
 #include <benchmark/benchmark.h>
 #include <sodium.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <boost/fiber/all.hpp>
@@ -47,6 +48,7 @@
 #include "scenarios/two_rank_abort.h"
 #include "sim/random_walk.h"
 #include "sim/world.h"
+#include "tools/bench/allocation_counter.h"
 #include "tools/kvsim/allocator_tuning.h"
 #include "tools/kvsim/explore_search.h"
 #include "tools/kvsim/run_one.h"
@@ -128,6 +130,7 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
   // As explore's job loop: one setup, its seed and faults set per run.
   run_setup setup{spec, kvsim::core::variant::safe(), random.text(), 0, {},
                   kvsim::properties::checker_family::all};
+  const std::uint64_t allocations_before = kvsim::bench::allocations_so_far();
   for (auto _ : state) {
     setup.seed = seed;
     setup.faults = faults_for(spec, seed);
@@ -140,6 +143,8 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
   }
   state.SetItemsProcessed(decisions);
   state.counters["runs"] = benchmark::Counter(static_cast<double>(runs), benchmark::Counter::kIsRate);
+  state.counters["allocs/run"] = static_cast<double>(kvsim::bench::allocations_so_far() - allocations_before) /
+                                 static_cast<double>(std::max<std::int64_t>(runs, 1));
 }
 
 void BM_Page42(benchmark::State& state) { run_seeds(state, catalogue_scenario("page42")); }
@@ -330,7 +335,8 @@ void print_summary(const ratio_reporter& r) {
             << " M decisions/s = " << ratio(page42_decisions, raw)
             << " x raw (issue 15 target: >= 0.25)\n"
             << "  page42 runs:                     " << whole(r.rate("BM_Page42", "runs"))
-            << " runs/CPU-s (target: >= 20000)\n"
+            << " runs/CPU-s (target: >= 20000), " << whole(r.rate("BM_Page42", "allocs/run"))
+            << " heap allocations per run\n"
             << "  page42 on 32 decode ranks, runs: " << whole(r.rate("BM_DecodeRanks/32", "runs"))
             << " runs/CPU-s\n"
             << "  per decision at 2 / 8 / 32 decode ranks: " << us_per_decision(2) << " / "
