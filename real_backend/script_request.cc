@@ -9,9 +9,23 @@
 namespace kvsim::real {
 namespace {
 
+// The line as a refusal quotes it: at most 80 characters of it, a control character as \xNN
+// (a line from the socketpair may hold any byte but a newline; a refusal is one line, and
+// writes nothing to a terminal but text).
 std::string shown_line(const std::string& line) {
   constexpr std::size_t shown_max = 80;
-  return line.size() <= shown_max ? line : line.substr(0, shown_max - 3) + "...";
+  const std::string cut = line.size() <= shown_max ? line : line.substr(0, shown_max - 3);
+  std::string shown;
+  for (const char c : cut) {
+    const auto byte = static_cast<unsigned char>(c);
+    if (byte >= 0x20 && byte != 0x7f) {
+      shown += c;
+      continue;
+    }
+    constexpr char hex[] = "0123456789abcdef";
+    shown += {'\\', 'x', hex[byte >> 4], hex[byte & 0xf]};
+  }
+  return cut.size() < line.size() ? shown + "..." : shown;
 }
 
 std::optional<std::uint64_t> decimal(const std::string& text, std::uint64_t max) {

@@ -4,12 +4,12 @@
 // between words, the id a decimal number, the step a known name and its index a decimal
 // number that fits 32 bits. The link that carried the line authenticated who sent it
 // (step_link.h); this checks what it says. Whether the index names a request or gate of the
-// scenario is transfer_steps.h's check_step_index, before the step runs.
+// scenario is transfer_step_names.h's check_step_index, before the step runs.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
-#include "real_backend/transfer_steps.h"
+#include "real_backend/transfer_step_names.h"
 
 namespace kvsim::real {
 
@@ -20,7 +20,8 @@ struct script_request {
   std::size_t r = 0;                               // ask and watch
 };
 
-// Throws real_backend_error "the script sent '<the line, at most 80 characters>'".
+// Throws real_backend_error "the script sent '<the line, at most 80 characters, a control
+// character shown as \xNN>'".
 script_request parse_script_request(const std::string& line);
 
 }  // namespace kvsim::real

@@ -55,6 +55,23 @@ TEST(ScriptRequest, AnythingElseIsRefusedWithTheLine) {
             "the script sent '" + long_line.substr(0, 77) + "...'");
 }
 
+// A line from the socketpair may hold any byte but a newline: the refusal shows a control
+// character as \xNN, so that it stays one line and writes nothing to the terminal (found by
+// the control_frame fuzz target: a carriage return split the line).
+TEST(ScriptRequest, ARefusalShowsControlCharactersEscaped) {
+  using namespace std::string_literals;
+  EXPECT_EQ(refusal([] { (void)parse_script_request("D\r"); }), "the script sent 'D\\x0d'");
+  EXPECT_EQ(refusal([] { (void)parse_script_request("ask 1\x1b[2Jabort\0 0"s); }),
+            "the script sent 'ask 1\\x1b[2Jabort\\x00 0'");
+  EXPECT_EQ(refusal([] { (void)parse_script_request("stop 1\x7f"); }),
+            "the script sent 'stop 1\\x7f'");
+  const std::string long_line = std::string(200, '\r');
+  std::string shown;
+  for (int i = 0; i < 77; ++i) shown += "\\x0d";
+  EXPECT_EQ(refusal([&] { (void)parse_script_request(long_line); }),
+            "the script sent '" + shown + "...'");
+}
+
 TEST(ScriptRequest, AStepsIndexMustNameARequestOrGateOfTheScenario) {
   const scenarios::scenario_spec page42 = testing::from_catalogue("page42");
   ASSERT_EQ(page42.requests.size(), 2u);
