@@ -41,8 +41,13 @@ real_outcome drive(const scenarios::scenario_spec& spec, core::variant v,
                    const std::string& variant_name, const launch_config& launch,
                    const run_secret& secret, const script_options& options) {
   const std::string name = launched_region_name(secret, launch.master_port);
+  // Removed once rank 1 has it mapped, or on the way out, or when a launcher stops rank 0
+  // before (SIGTERM, SIGINT, SIGHUP: region_name_owner). A signal between the name's making
+  // and its owner waits for the owner; rank 0 has no other thread yet.
+  termination_signals_held held;
   host_data_plane plane(shared_region::create_named(name, transfer_region_bytes(spec)));
-  region_name_owner owner(name);  // removed once rank 1 has it mapped, or on the way out
+  region_name_owner owner(name);
+  held.release();
   transfer_context context(spec, v, plane, secret);
   auto engine = plane.make_transfer_engine(prefill_rank, *context.prefill_pages,
                                            {{decode_rank, context.decode_memory.get()}});

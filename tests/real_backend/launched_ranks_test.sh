@@ -5,7 +5,7 @@
 # left in /dev/shm afterwards.
 #   launched_ranks_test.sh KVSIM_REAL CATALOGUE CASE
 # CASE: torchrun_B1 torchrun_safe slurm_B1 slurm_safe refusals region_exists wrong_key
-#       rank1_killed rank1_refuses_the_memory
+#       rank1_killed rank1_refuses_the_memory rank0_terminated
 set -u
 bin=$1 catalogue=$2 case=$3
 work=$(mktemp -d)
@@ -234,6 +234,46 @@ case $case in
       grep -qF "this run's key and MASTER_PORT name the memory" "$work/rank$r" ||
         fail "rank $r does not say why"
     done
+    ;;
+  rank0_terminated)
+    # A launcher stops a job with SIGTERM (torchrun, srun: SIGKILL after a grace period), Ctrl-C
+    # is SIGINT, a closed terminal SIGHUP. Rank 0, started alone, waits for rank 1 with the
+    # memory made and named; told to stop, it removes the name and dies of the signal
+    # (exit 128 + N). `env --default-signal`: bash starts a background job with SIGINT ignored,
+    # and rank 0 leaves an ignored signal ignored.
+    for signal in TERM INT HUP; do
+      rank_command 0 --scenario page42 --variant B1
+      command=(env --default-signal="$signal" "${command[@]}")
+      "${command[@]}" >"$work/rank0" 2>&1 &
+      pid0=$!
+      for _ in $(seq 200); do
+        [[ -n $(left_in_shm) ]] && break
+        sleep 0.05
+      done
+      [[ -n $(left_in_shm) ]] || fail "rank 0 made no shared memory"
+      kill -"$signal" "$pid0"
+      { wait "$pid0"; } 2>/dev/null  # bash's own "Hangup" notice
+      status0=$?
+      echo "SIG$signal: rank 0 exit $status0: $(cat "$work/rank0")"
+      expected=$((128 + $(kill -l "$signal")))
+      [[ $status0 -eq $expected ]] || fail "SIG$signal: rank 0 exited $status0, expected $expected"
+      check_nothing_left
+    done
+    # A signal rank 0 was started with ignored stays ignored: bash's background SIGINT.
+    start_rank 0 --scenario page42 --variant B1
+    pid0=$started_pid
+    for _ in $(seq 200); do
+      [[ -n $(left_in_shm) ]] && break
+      sleep 0.05
+    done
+    kill -INT "$pid0"
+    sleep 0.3
+    kill -0 "$pid0" 2>/dev/null || fail "rank 0 started with SIGINT ignored died of it"
+    [[ -n $(left_in_shm) ]] || fail "an ignored SIGINT removed the name"
+    kill -TERM "$pid0"
+    wait "$pid0"
+    status0=$?
+    [[ $status0 -eq 143 ]] || fail "then SIGTERM: rank 0 exited $status0, expected 143"
     ;;
   *)
     fail "no such case"

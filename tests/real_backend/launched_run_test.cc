@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <cstring>
 #include <functional>
@@ -158,6 +161,53 @@ TEST(LaunchedRun, AnObjectThatIsNoRegionIsRefused) {
               (void)shared_region::open_named(name);
             }).find("is not a host data plane region"),
             std::string::npos);
+}
+
+// Runs `body` in a child process and returns its wait status; the child exits 0 if `body`
+// returns.
+int status_of_child(const std::function<void()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    body();
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return status;
+}
+
+// How torchrun and srun stop a job: the owner removes the name, and the process still dies
+// of the signal (exit status 128 + 15 in a shell). launched_ranks_test.sh's rank0_terminated
+// does the same to a rank 0 waiting for rank 1, with SIGINT and SIGHUP too.
+TEST(LaunchedRun, SigtermRemovesTheNameAndStillKills) {
+  const std::string name = launched_region_name(draw_run_secret(), 4);
+  const int status = status_of_child([&] {
+    shared_region made = shared_region::create_named(name, 1 << 20);
+    region_name_owner owner(name);
+    raise(SIGTERM);
+    _exit(7);  // not reached
+  });
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exited " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_FALSE(exists(name)) << "the signal left the name";
+  shm_unlink(name.c_str());
+}
+
+// A signal between creating the memory and its owner taking the name waits for the owner.
+TEST(LaunchedRun, ASignalBeforeTheOwnerTakesTheNameWaitsForIt) {
+  const std::string name = launched_region_name(draw_run_secret(), 5);
+  const int status = status_of_child([&] {
+    termination_signals_held held;
+    shared_region made = shared_region::create_named(name, 1 << 20);
+    raise(SIGTERM);  // pending: held back
+    region_name_owner owner(name);
+    held.release();
+    _exit(7);  // not reached
+  });
+  ASSERT_TRUE(WIFSIGNALED(status)) << "exited " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGTERM);
+  EXPECT_FALSE(exists(name)) << "the signal left the name";
+  shm_unlink(name.c_str());
 }
 
 }  // namespace
