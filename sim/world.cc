@@ -41,6 +41,7 @@ world::world(strategy& chooser, world_config config)
   // A run attaches its checkers one by one (properties::checker_set: about twenty).
   checkers_.reserve(checkers_reserved);
   subscriptions_.reserve(checkers_reserved);
+  subscribers_.reserve(subscribers_reserved);
 }
 
 world::~world() {
@@ -279,7 +280,12 @@ void world::report(finding f) { stop_with(std::move(f)); }
 
 void world::emit(sim_event_body body) {
   // Built in place (C++20 aggregate emplace): one move of the body, not two.
-  events_.emplace_back(steps_, now_us_, current_, std::move(body));
+#if defined(__cpp_aggregate_paren_init)
+  events_.emplace_back(steps_, now_us_, current_, std::move(body));  // built in place
+#else
+  // A compiler without parenthesised aggregate initialisation (clang before 16): one move.
+  events_.push_back(sim_event{steps_, now_us_, current_, std::move(body)});
+#endif
 }
 
 // --- scheduler side -------------------------------------------------------------------------
@@ -292,34 +298,29 @@ void world::stop_with(finding f) {
 void world::add_checker(checker& c) {
   checkers_.push_back(&c);
   subscriptions_.push_back(c.subscriptions());
-  subscribers_stale_ = true;
+  // Indexed again per kind as events come: the new checker may read any kind.
+  ++subscriber_generation_;
+  subscribers_.clear();
 }
 
-// Grouped by kind once (a counting sort of the subscriptions, in the order the checkers were
-// added), so that an event costs a call per checker that reads its kind only.
-void world::index_subscribers() {
-  first_subscriber_.fill(0);
-  for (const event_kinds& kinds : subscriptions_) {
-    kinds.for_each([&](std::size_t kind) { ++first_subscriber_[kind + 1]; });
+const world::subscriber_range& world::subscribers_of(std::size_t kind) {
+  subscriber_range& range = kind_subscribers_[kind];
+  if (range.generation != subscriber_generation_) {
+    range.first = static_cast<std::uint32_t>(subscribers_.size());
+    for (std::size_t i = 0; i < checkers_.size(); ++i) {
+      if (subscriptions_[i].contains(kind)) subscribers_.push_back(checkers_[i]);
+    }
+    range.count = static_cast<std::uint32_t>(subscribers_.size()) - range.first;
+    range.generation = subscriber_generation_;
   }
-  for (std::size_t kind = 0; kind < event_kind::count; ++kind) {
-    first_subscriber_[kind + 1] += first_subscriber_[kind];
-  }
-  subscribers_.assign(first_subscriber_[event_kind::count], nullptr);
-  std::array<std::uint32_t, event_kind::count> next{};
-  std::copy_n(first_subscriber_.begin(), event_kind::count, next.begin());
-  for (std::size_t i = 0; i < checkers_.size(); ++i) {
-    subscriptions_[i].for_each([&](std::size_t kind) { subscribers_[next[kind]++] = checkers_[i]; });
-  }
-  subscribers_stale_ = false;
+  return range;
 }
 
 void world::feed_checkers() {
-  if (subscribers_stale_) index_subscribers();
   for (; events_checked_ < events_.size(); ++events_checked_) {
     const sim_event& e = events_[events_checked_];
-    const std::size_t kind = event_kind::of(e);
-    for (std::uint32_t i = first_subscriber_[kind]; i < first_subscriber_[kind + 1]; ++i) {
+    const subscriber_range range = subscribers_of(event_kind::of(e));
+    for (std::uint32_t i = range.first; i < range.first + range.count; ++i) {
       if (auto f = subscribers_[i]->observe(e, events_checked_)) {
         stop_with(std::move(*f));
         return;

@@ -220,7 +220,6 @@ class world {
   // unfinished actors never disagree with the actor records.
   void set_state(actor_id id, actor_state next);
   void feed_checkers();
-  void index_subscribers();
   // A core decision that changes who owns pages (an allocation, a free, a lease) writes
   // those pages (sim/step_log.h): whether a copy or an I/O write into a page came before or
   // after its free is what the damage checkers judge, so the two are never independent.
@@ -249,13 +248,21 @@ class world {
   std::vector<std::unique_ptr<actor_record>> actors_;
   std::vector<actor_name> names_;
   std::vector<checker*> checkers_;
-  // feed_checkers' dispatch, built from the subscriptions at the first event after an
-  // add_checker: the checkers of event kind k, in the order they were added, are
-  // subscribers_[first_subscriber_[k] .. first_subscriber_[k + 1]).
+  // feed_checkers' dispatch, built per kind at the first event of that kind (a run meets a
+  // few dozen of the kinds; indexing all of them per world cost more than a run's decisions
+  // of most kinds): the checkers of kind k, in the order they were added, are
+  // subscribers_[kind_subscribers_[k].first .. + .count). A range is good for the checkers of
+  // its generation: an add_checker starts the next, and every kind is indexed again.
+  struct subscriber_range {
+    std::uint32_t first = 0;
+    std::uint32_t count = 0;
+    std::uint32_t generation = 0;  // 0: never indexed
+  };
+  const subscriber_range& subscribers_of(std::size_t kind);
   std::vector<event_kinds> subscriptions_;  // checkers_[i]'s
   std::vector<checker*> subscribers_;
-  std::array<std::uint32_t, event_kind::count + 1> first_subscriber_{};
-  bool subscribers_stale_ = false;
+  std::array<subscriber_range, event_kind::count> kind_subscribers_{};
+  std::uint32_t subscriber_generation_ = 1;
   std::vector<std::function<std::vector<std::string>()>> wait_explainers_;
   std::map<std::uint64_t, pending_delivery> deliveries_;  // by id: deterministic order
   // The ids of deliveries_ split by time, so that a decision costs what is deliverable now,
@@ -268,6 +275,7 @@ class world {
   static constexpr std::size_t events_reserved = 256;
   static constexpr std::size_t events_per_actor_reserved = 24;  // actors spawned before run()
   static constexpr std::size_t checkers_reserved = 32;
+  static constexpr std::size_t subscribers_reserved = 256;  // page42: ~30 kinds met, ~4 checkers each
   std::size_t events_checked_ = 0;
   std::optional<finding> found_;
   std::vector<std::uint64_t> subjects_;  // scratch for schedule options

@@ -101,6 +101,28 @@ TEST(CheckerSubscriptions, ACheckerSeesExactlyItsKindsInOrderWithTheLogsIndices)
   }
 }
 
+// The world indexes a kind's subscribers at its first event: a checker added after that (here
+// by an actor, mid-run) is fed every later event of its kinds, and those already added keep
+// theirs.
+TEST(CheckerSubscriptions, ACheckerAddedMidRunIsFedTheKindsAlreadyIndexed) {
+  random_walk chooser(1);
+  world w(chooser, world_config{});
+  recorder early(event_kinds::of<fault_fired>());
+  recorder late(event_kinds::of<fault_fired>());
+  w.add_checker(early);
+  w.spawn({0, "emitter", 0}, [&] {
+    w.emit(fault_fired{"before"});
+    w.step();  // the world feeds (and indexes fault_fired) here
+    w.add_checker(late);
+    w.emit(fault_fired{"after"});
+    w.step();
+  });
+  w.run();
+  EXPECT_EQ(early.seen.size(), 2u);
+  ASSERT_EQ(late.seen.size(), 1u);
+  EXPECT_EQ(late.seen[0].first, early.seen[1].first);
+}
+
 // Among the checkers of one event, the one added first names the finding, and the run ends
 // there: the checkers after it, and those not subscribed, are not fed that event.
 TEST(CheckerSubscriptions, TheFirstSubscriberAddedNamesTheFinding) {
