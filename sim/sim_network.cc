@@ -192,13 +192,13 @@ void sim_network::send(core::rank_id from, core::rank_id to, core::control_messa
 
 void sim_network::deliver(message_id id, core::rank_id to, const core::control_message& message,
                           std::uint64_t delay_us) {
-  world_.post(delay_us, [this, id, to, message] {
+  world_.post(delay_us, [this, id, to, message]() mutable {
     if (!connected(message.from, to)) {
       world_.emit(message_lost{id, to});
       return;
     }
     world_.touch(object_token(object_kind::mailbox, to), access::write);
-    box(to).messages.push_back(message);
+    box(to).messages.push_back(std::move(message));  // a delivery runs once
     world_.emit(message_delivered{id, to});
     box(to).waiters->notify_all();
   });
