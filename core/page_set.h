@@ -3,7 +3,7 @@
 // request's few pages; the ledger names them at every allocation, release and free, and a
 // tree paid a node (an allocation) per page for that (docs/performance.md). Iteration is in
 // ascending page order, as std::set's was, so everything built from it reads the same.
-#include <algorithm>
+// (Its code is in page_set.cc, where tools/mutate.sh mutates it with the rest of the core.)
 #include <cstddef>
 #include <vector>
 
@@ -16,22 +16,10 @@ class page_set {
   using const_iterator = std::vector<page_index>::const_iterator;
 
   // Whether `page` was new (false: already held, nothing changes).
-  bool insert(page_index page) {
-    const auto at = std::lower_bound(pages_.begin(), pages_.end(), page);
-    if (at != pages_.end() && *at == page) return false;
-    pages_.insert(at, page);
-    return true;
-  }
+  bool insert(page_index page);
   // How many pages were removed (0 or 1), as std::set::erase answers.
-  std::size_t erase(page_index page) {
-    const auto at = std::lower_bound(pages_.begin(), pages_.end(), page);
-    if (at == pages_.end() || *at != page) return 0;
-    pages_.erase(at);
-    return 1;
-  }
-  bool contains(page_index page) const {
-    return std::binary_search(pages_.begin(), pages_.end(), page);
-  }
+  std::size_t erase(page_index page);
+  bool contains(page_index page) const;
   void reserve(std::size_t pages) { pages_.reserve(pages); }
   bool empty() const { return pages_.empty(); }
   std::size_t size() const { return pages_.size(); }
