@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <rapidcheck.h>
 #include <rapidcheck/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -64,8 +65,11 @@ std::optional<std::pair<std::uint64_t, sim::finding>> bounded_search(const scena
   return std::nullopt;
 }
 
+// One file per test process: ctest runs the red tests side by side, and a shared name let
+// one test read the file another was writing (a truncated JSON, seen at -j2).
 std::filesystem::path failure_file() {
-  return std::filesystem::path(::testing::TempDir()) / "kvsim_random_scenario_failure.json";
+  return std::filesystem::path(::testing::TempDir()) /
+         ("kvsim_random_scenario_failure." + std::to_string(::getpid()) + ".json");
 }
 
 void check_clean(const scenario_spec& spec, core::variant v) {
