@@ -38,7 +38,7 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate(room_key own
   for (std::uint32_t i = 0; i < count; ++i) {
     const page_index page = take_free_page();
     pages_[page].owner = owner;
-    owned.insert(page);
+    owned.add(page);
     taken.push_back(page);
   }
   emit(pages_allocated{owner, taken});
@@ -65,7 +65,7 @@ result<std::vector<page_index>, ledger_error> page_ledger::allocate_exact(
   owned.reserve(owned.size() + taken.size());
   for (page_index page : taken) {
     pages_[page].owner = owner;
-    owned.insert(page);
+    owned.add(page);
   }
   emit(pages_allocated{owner, taken, /*exact=*/true});
   return taken;
@@ -244,7 +244,8 @@ std::vector<std::string> page_ledger::check_consistency() const {
     }
     if (record.owner) {
       const auto owned = owned_by_.find(*record.owner);
-      if (owned == owned_by_.end() || !owned->second.contains(page)) {
+      if (owned == owned_by_.end() ||
+          !std::binary_search(owned->second.begin(), owned->second.end(), page)) {
         problems.push_back(name + " is owned by " + to_string(*record.owner) +
                            " but missing from its owner's index");
       }
@@ -343,8 +344,8 @@ void page_ledger::free_page(page_index page) {
   KVSIM_INVARIANT(record.owner.has_value(), "freeing a page that has no owner");
   const room_key previous_owner = *record.owner;
   const auto owned = owned_by_.find(previous_owner);
-  KVSIM_INVARIANT(owned != owned_by_.end() && owned->second.erase(page) == 1,
-                  "a page being freed is in its owner's index");
+  KVSIM_INVARIANT(owned != owned_by_.end(), "a page being freed is in its owner's index");
+  owned->second.remove(page);
   if (owned->second.empty()) owned_by_.erase(owned);
   record.owner.reset();
   record.retiring = false;

@@ -2,24 +2,20 @@
 
 #include <algorithm>
 
+#include "core/invariant.h"
+
 namespace kvsim::core {
 
-bool page_set::insert(page_index page) {
+void page_set::add(page_index page) {
   const auto at = std::lower_bound(pages_.begin(), pages_.end(), page);
-  if (at != pages_.end() && *at == page) return false;
+  KVSIM_INVARIANT(at == pages_.end() || *at != page, "a page joins its owner's pages once");
   pages_.insert(at, page);
-  return true;
 }
 
-std::size_t page_set::erase(page_index page) {
+void page_set::remove(page_index page) {
   const auto at = std::lower_bound(pages_.begin(), pages_.end(), page);
-  if (at == pages_.end() || *at != page) return 0;
+  KVSIM_INVARIANT(at != pages_.end() && *at == page, "a page leaves only the owner that holds it");
   pages_.erase(at);
-  return 1;
-}
-
-bool page_set::contains(page_index page) const {
-  return std::binary_search(pages_.begin(), pages_.end(), page);
 }
 
 }  // namespace kvsim::core
