@@ -65,6 +65,17 @@ start_rank() {
   started_pid=$!
 }
 
+# Both ranks refused: rank 0's and rank 1's exit `$1`, each printed one line saying `$2`.
+both_refused() {
+  echo "rank 0 (exit $status0): $(cat "$work/rank0")"
+  echo "rank 1 (exit $status1): $(cat "$work/rank1")"
+  [[ $status0 -eq $1 && $status1 -eq $1 ]] || fail "exits $status0 and $status1, expected $1 and $1"
+  for r in 0 1; do
+    [[ $(wc -l <"$work/rank$r") -eq 1 ]] || fail "rank $r: not one line"
+    grep -qF "$2" "$work/rank$r" || fail "rank $r does not say: $2"
+  done
+}
+
 # Both ranks of one run, rank 1 first as a launcher may start them in any order; sets
 # status0/status1.
 both() {
@@ -186,13 +197,7 @@ case $case in
     status0=$?
     wait "$pid1"
     status1=$?
-    echo "rank 0 (exit $status0): $(cat "$work/rank0")"
-    echo "rank 1 (exit $status1): $(cat "$work/rank1")"
-    [[ $status0 -eq 2 && $status1 -eq 2 ]] || fail "exits $status0 and $status1, expected 2 and 2"
-    for r in 0 1; do
-      [[ $(wc -l <"$work/rank$r") -eq 1 ]] || fail "rank $r: not one line"
-      grep -qF "failed authentication at the hello" "$work/rank$r" || fail "rank $r: no refusal"
-    done
+    both_refused 2 "failed authentication at the hello"
     ;;
   rank1_killed)
     # B5 loses a drain-ACK: the script waits 2 s for it (liveness) with both ranks running;
@@ -226,14 +231,7 @@ case $case in
     status0=$?
     wait "$pid1"
     status1=$?
-    echo "rank 0 (exit $status0): $(cat "$work/rank0")"
-    echo "rank 1 (exit $status1): $(cat "$work/rank1")"
-    [[ $status0 -eq 3 && $status1 -eq 3 ]] || fail "exits $status0 and $status1, expected 3 and 3"
-    for r in 0 1; do
-      [[ $(wc -l <"$work/rank$r") -eq 1 ]] || fail "rank $r: not one line"
-      grep -qF "this run's key and MASTER_PORT name the memory" "$work/rank$r" ||
-        fail "rank $r does not say why"
-    done
+    both_refused 3 "this run's key and MASTER_PORT name the memory"
     ;;
   rank0_terminated)
     # A launcher stops a job with SIGTERM (torchrun, srun: SIGKILL after a grace period), Ctrl-C
