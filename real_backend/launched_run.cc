@@ -102,24 +102,17 @@ real_outcome drive(const scenarios::scenario_spec& spec, core::variant v,
   if (serving) decode.release();
   if (!failure.empty()) throw real_backend_error(failure);
 
-  real_outcome outcome;
-  outcome.scenario = spec.name;
-  outcome.variant = variant_name;
-  outcome.backend = plane.name();
-  outcome.devices = 1;
-  outcome.simulated_peers = false;
-  outcome.notes.push_back(
-      "prefill rank 0 in process " + std::to_string(getpid()) + " (" + to_string(launch.source) +
-      "), decode rank 1 in a process of its own: pages in shared memory (" + name +
-      ", removed once both had mapped it), copies by prefill's worker threads into decode's "
-      "pages, gates opened across processes");
-  outcome.notes.push_back("control messages over TCP (" + launch.master_addr + ":" +
-                          std::to_string(launch.rendezvous_port) +
-                          ", authenticated with the run's key); rank 0 runs the script and "
-                          "hands rank 1 its steps as sealed step frames on that link");
-  outcome.findings = merge_findings({context.findings.findings(), decode_findings});
-  outcome.events = merge_events({context.recording.events(), decode_events});
-  return outcome;
+  return processes_outcome(
+      spec.name, variant_name, plane.name(),
+      {"prefill rank 0 in process " + std::to_string(getpid()) + " (" + to_string(launch.source) +
+           "), decode rank 1 in a process of its own: pages in shared memory (" + name +
+           ", removed once both had mapped it), copies by prefill's worker threads into decode's "
+           "pages, gates opened across processes",
+       "control messages over TCP (" + launch.master_addr + ":" +
+           std::to_string(launch.rendezvous_port) +
+           ", authenticated with the run's key); rank 0 runs the script and hands rank 1 its "
+           "steps as sealed step frames on that link"},
+      {context.findings.findings(), decode_findings}, {context.recording.events(), decode_events});
 }
 
 void serve(const scenarios::scenario_spec& spec, core::variant v, const launch_config& launch,

@@ -30,6 +30,22 @@ std::vector<real_finding> merge_findings(const std::vector<std::vector<real_find
   return merged;
 }
 
+real_outcome processes_outcome(const std::string& scenario, const std::string& variant,
+                               const std::string& backend, std::vector<std::string> notes,
+                               const std::vector<std::vector<real_finding>>& findings,
+                               const std::vector<std::vector<recorded_event>>& events) {
+  real_outcome outcome;
+  outcome.scenario = scenario;
+  outcome.variant = variant;
+  outcome.backend = backend;
+  outcome.devices = 1;
+  outcome.simulated_peers = false;
+  outcome.notes = std::move(notes);
+  outcome.findings = merge_findings(findings);
+  outcome.events = merge_events(events);
+  return outcome;
+}
+
 std::vector<real_finding> finding_log::findings() const {
   const std::lock_guard lock(mutex_);
   return findings_;

@@ -60,6 +60,15 @@ class finding_log {
 // once.
 std::vector<real_finding> merge_findings(const std::vector<std::vector<real_finding>>& parts);
 
+// The outcome of a run whose ranks were processes of their own (`--ranks N`, `--launched`):
+// one device (the backend's memory that every process maps), no peer simulated; the findings
+// of every process merged in the order found, their events merged by their stamps. The one
+// place where such a run's report is put together.
+real_outcome processes_outcome(const std::string& scenario, const std::string& variant,
+                               const std::string& backend, std::vector<std::string> notes,
+                               const std::vector<std::vector<real_finding>>& findings,
+                               const std::vector<std::vector<recorded_event>>& events);
+
 // The run as text: a header line, then "finding: I..." and "also: I..." lines, or
 // "no finding".
 void print_text(const real_outcome& outcome, std::ostream& out);

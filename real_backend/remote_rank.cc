@@ -156,7 +156,12 @@ std::string remote_rank::events_json(clock_type::time_point deadline) {
   return request("events", deadline);
 }
 
-void remote_rank::stop(clock_type::time_point deadline) { (void)request("stop", deadline); }
+// A rank that never got as far as serving (it failed to start, or a peer did) has no thread
+// to stop and nobody to hear its answer: releasing it (its channel closing) ends it.
+void remote_rank::stop(clock_type::time_point deadline) {
+  if (!reader_.joinable()) return;
+  (void)request("stop", deadline);
+}
 
 void remote_rank::release() { (void)channel_->write_line("exit"); }
 
