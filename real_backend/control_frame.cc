@@ -1,5 +1,6 @@
 #include "real_backend/control_frame.h"
 
+#include <optional>
 #include <string>
 
 #include "real_backend/errors.h"
@@ -96,7 +97,48 @@ std::size_t step_line_fault(std::string_view line) {
   return std::string_view::npos;
 }
 
+// Where a collective note breaks its frame's rules (control_frame.h), as a refusal's clause;
+// empty when it keeps them.
+std::optional<std::string> collective_fault(const collective_note& note) {
+  const bool has_line = !note.line.empty();
+  switch (note.say) {
+    case collective_say::entered:
+      if (note.sequence == 0) return "an entered note names collective #0 (they count from 1)";
+      if (has_line) return "an entered note carries a line";
+      return std::nullopt;
+    case collective_say::finished:
+      if (note.value != 0 || has_line) return "a finished note carries a value or a line";
+      if (note.sequence == 0 && note.kind != collective_kind::all_reduce_min)
+        return "a finished note after no collective names a last kind";
+      return std::nullopt;
+    case collective_say::diverged:
+      if (note.value != 0) return "a diverged note carries a value";
+      if (note.line.empty() || note.line.size() > collective_line_max)
+        return "a diverged note's line must be 1.." + std::to_string(collective_line_max) +
+               " bytes (got " + std::to_string(note.line.size()) + ")";
+      if (note.line.rfind("I5: ", 0) != 0) return "a diverged note's line is not an I5 finding";
+      if (const std::size_t at = step_line_fault(note.line); at != std::string::npos)
+        return "a diverged note's line has control character " +
+               std::to_string(static_cast<unsigned char>(note.line[at])) + " at byte " +
+               std::to_string(at);
+      return std::nullopt;
+  }
+  return "unknown say " + std::to_string(static_cast<int>(note.say));
+}
+
 }  // namespace
+
+const char* to_string(collective_say say) {
+  switch (say) {
+    case collective_say::entered:
+      return "entered";
+    case collective_say::finished:
+      return "finished";
+    case collective_say::diverged:
+      return "diverged";
+  }
+  return "unknown";
+}
 
 const char* to_string(frame_type type) {
   switch (type) {
@@ -112,6 +154,8 @@ const char* to_string(frame_type type) {
       return "proof";
     case frame_type::step:
       return "step";
+    case frame_type::collective:
+      return "collective";
   }
   return "unknown";
 }
@@ -198,13 +242,28 @@ std::vector<std::uint8_t> encode_step(std::string_view line) {
   return w.finish();
 }
 
+std::vector<std::uint8_t> encode_collective(const collective_note& note) {
+  if (const auto fault = collective_fault(note)) {
+    throw control_plane_error("control plane: a collective note cannot be sent: " + *fault);
+  }
+  writer w(frame_type::collective);
+  w.put<std::uint32_t>(note.group);
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(note.say));
+  w.put<std::uint64_t>(note.sequence);
+  w.put<std::uint8_t>(static_cast<std::uint8_t>(note.kind));
+  w.put<std::int64_t>(note.value);
+  w.put<std::uint32_t>(static_cast<std::uint32_t>(note.line.size()));
+  w.put_bytes({reinterpret_cast<const std::uint8_t*>(note.line.data()), note.line.size()});
+  return w.finish();
+}
+
 frame_header decode_header(std::span<const std::uint8_t> header) {
   reader r(header, "frame header");
   const auto payload = r.get<std::uint32_t>("payload_length");
   const auto type = r.get<std::uint8_t>("type");
   r.end();
   if (type < static_cast<std::uint8_t>(frame_type::hello) ||
-      type > static_cast<std::uint8_t>(frame_type::step)) {
+      type > static_cast<std::uint8_t>(frame_type::collective)) {
     r.refuse("unknown frame type " + std::to_string(type));
   }
   if (payload > frame_payload_max) {
@@ -316,5 +375,36 @@ std::string decode_step(std::span<const std::uint8_t> payload) {
   }
   return line;
 }
+
+collective_note decode_collective(std::span<const std::uint8_t> payload) {
+  reader r(payload, "collective frame");
+  collective_note note;
+  note.group = r.get<std::uint32_t>("group");
+  const auto say = r.get<std::uint8_t>("say");
+  if (say < static_cast<std::uint8_t>(collective_say::entered) ||
+      say > static_cast<std::uint8_t>(collective_say::diverged)) {
+    r.refuse("field 'say' at offset 4 must be 1..3 (got " + std::to_string(say) + ")");
+  }
+  note.say = static_cast<collective_say>(say);
+  note.sequence = r.get<std::uint64_t>("sequence");
+  const auto kind = r.get<std::uint8_t>("kind");
+  if (kind > collective_kind_max) {
+    r.refuse("field 'kind' at offset 13 must be 0.." + std::to_string(collective_kind_max) +
+             " (got " + std::to_string(kind) + ")");
+  }
+  note.kind = static_cast<collective_kind>(kind);
+  note.value = r.get<std::int64_t>("value");
+  const auto length = r.get<std::uint32_t>("line_length");
+  if (length > collective_line_max) {
+    r.refuse("field 'line_length' at offset 22 must be at most " +
+             std::to_string(collective_line_max) + " (got " + std::to_string(length) + ")");
+  }
+  note.line.resize(length);
+  r.get_bytes({reinterpret_cast<std::uint8_t*>(note.line.data()), note.line.size()}, "line");
+  r.end();
+  if (const auto fault = collective_fault(note)) r.refuse(*fault);
+  return note;
+}
+
 
 }  // namespace kvsim::real

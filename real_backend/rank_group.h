@@ -1,11 +1,12 @@
 #pragma once
 // A rank group's collectives on real hardware (the attention group of the HiCache cases):
 // core::collective for each member, one host thread per member. Every entry is logged on the
-// host (which collective, which sequence number), so that divergence is a finding and not a
-// hang (DOMAIN.md I5): a member that enters a different collective under the same sequence
-// number, a member that waits for a peer whose thread has returned, or a wait past the
-// group's patience. The waiting member's call then throws collective_divergence with the
-// finding line, and so does every other member that waits.
+// host in the group's books (collective_books.h: which collective, which sequence number), so
+// that divergence is a finding and not a hang (DOMAIN.md I5): a member that enters a different
+// collective under the same sequence number, a member that waits for a peer whose thread has
+// returned, or a wait past the group's patience. The waiting member's call then throws
+// collective_divergence with the finding line, and so does every other member that waits.
+// (Members in processes of their own meet over the control plane instead: wire_group.h.)
 //
 // The values meet on the group's data plane (group_plane): across devices, one NCCL rank per
 // member reduces them; on one shared device the host combines them (the peers are simulated
@@ -21,12 +22,10 @@
 #include <vector>
 
 #include "core/ports.h"
+#include "real_backend/collective_books.h"
 #include "real_backend/data_plane.h"
 
 namespace kvsim::real {
-
-enum class collective_kind : std::uint8_t { all_reduce_min, all_reduce_max, barrier };
-const char* to_string(collective_kind kind);
 
 class rank_group {
  public:
@@ -45,17 +44,8 @@ class rank_group {
 
  private:
   class port;
-  struct member_state {
-    core::rank_id rank = 0;
-    std::uint64_t entered = 0;
-    std::vector<collective_kind> kinds;  // by sequence number - 1
-    std::uint32_t barriers = 0;
-    bool finished = false;
-  };
-  struct slot {
-    collective_kind kind = collective_kind::barrier;
-    std::vector<std::uint32_t> arrived;  // member indices
-    std::vector<std::int64_t> values;
+  // A collective's agreed value, from its last member's arrival until every member has read it.
+  struct result_slot {
     std::int64_t result = 0;
     bool complete = false;
     std::uint32_t left = 0;
@@ -68,21 +58,15 @@ class rank_group {
   std::int64_t combine_on_host(std::unique_lock<std::mutex>& lock, std::uint32_t index,
                                std::uint64_t sequence, collective_kind kind,
                                std::chrono::steady_clock::time_point deadline);
-  // Why the wait of `index` in `sequence` can never end (a peer returned without it), if so.
-  std::optional<std::string> never_completes(std::uint32_t index, std::uint64_t sequence) const;
-  std::string timed_out(std::uint32_t index, std::uint64_t sequence) const;
-  std::string what_of(std::uint32_t index, std::uint64_t sequence) const;
   [[noreturn]] void fail(const std::string& finding);
-  std::size_t index_of(core::rank_id rank) const;
 
-  std::uint32_t id_;
   group_plane& plane_;
   std::chrono::milliseconds patience_;
   mutable std::mutex mutex_;
   std::condition_variable changed_;
-  std::vector<member_state> members_;
+  collective_books books_;
   std::vector<std::unique_ptr<port>> ports_;
-  std::map<std::uint64_t, slot> slots_;
+  std::map<std::uint64_t, result_slot> results_;
   std::optional<std::string> failure_;  // the first finding: every later wait throws it
 };
 

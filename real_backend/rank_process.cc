@@ -24,15 +24,6 @@ namespace {
 constexpr auto rank_idle = std::chrono::microseconds(50);
 constexpr auto link_patience = std::chrono::milliseconds(20'000);
 
-int fd_from(const environment& env, const char* name) {
-  const std::optional<std::string> text = env(name);
-  if (!text || text->empty() || text->find_first_not_of("0123456789") != std::string::npos ||
-      text->size() > 9) {
-    throw launch_error(std::string("launcher: ") + name + " must name an inherited fd");
-  }
-  return std::stoi(*text);
-}
-
 // What a rank process answers when the script asks for its findings or its events.
 struct rank_answers {
   step_link& channel;
@@ -109,6 +100,15 @@ void serve_until_stop(step_link& channel, const scenarios::scenario_spec& spec,
 
 bool started_as_rank_process(const environment& env) { return env(script_fd_variable).has_value(); }
 
+int inherited_fd(const environment& env, const char* name) {
+  const std::optional<std::string> text = env(name);
+  if (!text || text->empty() || text->find_first_not_of("0123456789") != std::string::npos ||
+      text->size() > 9) {
+    throw launch_error(std::string("launcher: ") + name + " must name an inherited fd");
+  }
+  return std::stoi(*text);
+}
+
 std::string findings_to_json(const std::vector<real_finding>& findings) {
   nlohmann::json j = nlohmann::json::array();
   for (const real_finding& f : findings) {
@@ -158,7 +158,7 @@ void serve_decode_rank(const scenarios::scenario_spec& spec, core::variant v,
 
 int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, const environment& env,
                      std::ostream& err) {
-  step_channel channel(fd_from(env, script_fd_variable));
+  step_channel channel(inherited_fd(env, script_fd_variable));
   const auto say_failed = [&](const std::string& line) {
     channel.write_line("failed " + line);
     err << "kvsim real: " << line << "\n";
@@ -171,7 +171,7 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
                          describe(launch));
     }
     const run_secret secret = resolve_run_secret(launch, env, std::nullopt);
-    host_data_plane plane(shared_region::attach(fd_from(env, host_plane_fd_variable)));
+    host_data_plane plane(shared_region::attach(inherited_fd(env, host_plane_fd_variable)));
     tcp_messenger wire(launch.rank, derive_link_key(secret));
     if (launch.rank == decode_rank) {
       wire.listen(launch.master_addr, launch.master_port);

@@ -20,6 +20,8 @@ namespace kvsim::real {
 
 // True when this process was started as a rank process (KVSIM_SCRIPT_FD is set).
 bool started_as_rank_process(const environment& env);
+// The fd number the parent handed down in variable `name`; launch_error unless it is one.
+int inherited_fd(const environment& env, const char* name);
 
 class host_data_plane;
 class step_link;

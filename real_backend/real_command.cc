@@ -11,6 +11,7 @@
 #include "real_backend/launched_run.h"
 #include "real_backend/launcher.h"
 #include "real_backend/nccl_selftest.h"
+#include "real_backend/prefetch_processes.h"
 #include "real_backend/prefetch_script.h"
 #include "real_backend/process_launch.h"
 #include "real_backend/rank_process.h"
@@ -24,7 +25,7 @@ namespace kvsim::real {
 namespace {
 
 constexpr const char* usage_text =
-    "usage: kvsim real --scenario NAME [--variant V] [--data-plane cuda|host] [--ranks 1|2]\n"
+    "usage: kvsim real --scenario NAME [--variant V] [--data-plane cuda|host] [--ranks N]\n"
     "                  [--json] [--trace FILE] [--catalogue FILE]\n"
     "       kvsim real --scenario NAME [--variant V] --data-plane host --launched\n"
     "                  [--key-file FILE] [--json] [--trace FILE] [--catalogue FILE]\n"
@@ -38,9 +39,11 @@ constexpr const char* usage_text =
     "  --data-plane P    cuda: KV pages on the GPU (the default where one is found); host:\n"
     "                    pages in host memory shared between processes, copies by worker\n"
     "                    threads, gates as real waits (the default without a GPU)\n"
-    "  --ranks N         1 (default): the ranks are threads of this process; 2: a transfer\n"
-    "                    scenario's prefill and decode run as two processes this one starts\n"
-    "                    (host data plane only), their reports merged into one\n"
+    "  --ranks N         1 (default): the ranks are threads of this process; N, the\n"
+    "                    scenario's ranks (2 for a transfer: prefill and decode; a HiCache\n"
+    "                    case's attention group): each rank a process this one starts, the\n"
+    "                    collectives and control messages over loopback TCP (host data plane\n"
+    "                    only), their reports merged into one\n"
     "  --launched        this process is one rank of a transfer scenario that torchrun or\n"
     "                    srun started (RANK, WORLD_SIZE or SLURM_PROCID, SLURM_NTASKS; and\n"
     "                    MASTER_ADDR, MASTER_PORT): rank 0 (prefill) runs the script and\n"
@@ -51,7 +54,7 @@ constexpr const char* usage_text =
     "                    simulated_peers, finding (null or {invariant, message}), also, notes\n"
     "  --trace FILE      write the run's event log as a simulator trace marked \"origin\":\n"
     "                    \"real\" (atomically; checked before the run), for kvsim replay\n"
-    "                    --lenient FILE (with --ranks 2: both processes' logs merged)\n"
+    "                    --lenient FILE (with --ranks N: the processes' logs merged)\n"
     "  --catalogue FILE  the catalogue to read (default: the repository's)\n"
     "  --list            the scenarios the real backend scripts, with their breaking variant\n"
     "  --nccl-check      every process of a torchrun/srun launch joins one NCCL communicator\n"
@@ -60,6 +63,9 @@ constexpr const char* usage_text =
     "                    for every rank) or --key-file FILE (those digits, mode 600)\n"
     "  --new-run-key     prints a fresh run key (libsodium's CSPRNG) for KVSIM_RUN_KEY\n"
     "Exit status: 0 no finding, 1 a finding, 2 usage error or no GPU, 3 the run failed.\n";
+
+// --ranks: at most a HiCache attention group's (scenarios/scenario_caps.h).
+constexpr std::uint32_t ranks_max = 64;
 
 struct options {
   std::optional<std::string> scenario;
@@ -101,8 +107,12 @@ options parse(const std::vector<std::string>& args) {
         throw usage_error{"--data-plane is cuda or host (got '" + *o.data_plane + "')"};
     } else if (a == "--ranks") {
       const std::string n = value();
-      if (n != "1" && n != "2") throw usage_error{"--ranks is 1 or 2 (got '" + n + "')"};
-      o.ranks = n == "1" ? 1 : 2;
+      const bool digits =
+          !n.empty() && n.size() <= 2 && n.find_first_not_of("0123456789") == std::string::npos;
+      if (!digits || std::stoul(n) < 1 || std::stoul(n) > ranks_max) {
+        throw usage_error{"--ranks is 1.." + std::to_string(ranks_max) + " (got '" + n + "')"};
+      }
+      o.ranks = static_cast<std::uint32_t>(std::stoul(n));
     } else if (a == "--launched") {
       o.launched = true;
     } else if (a == "--trace") {
@@ -145,8 +155,9 @@ options parse(const std::vector<std::string>& args) {
   if (o.launched && o.data_plane != "host") {
     throw usage_error{"--launched needs --data-plane host (the ranks' pages in shared memory)"};
   }
-  if (o.ranks == 2 && o.data_plane != "host") {
-    throw usage_error{"--ranks 2 needs --data-plane host (the ranks' pages in shared memory)"};
+  if (o.ranks > 1 && o.data_plane != "host") {
+    throw usage_error{"--ranks " + std::to_string(o.ranks) +
+                      " needs --data-plane host (the ranks' pages in host memory)"};
   }
   return o;
 }
@@ -243,9 +254,12 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
     err << "kvsim real: unknown variant '" << o.variant << "' (safe, B1..B12, H1..H3 or canary)\n";
     return 2;
   }
-  if (o.ranks == 2 && it->kind != scenarios::scenario_kind::transfer) {
-    err << "kvsim real: --ranks 2 runs transfer scenarios (prefill and decode); '" << it->name
-        << "' is a HiCache case: run it with --ranks 1\n";
+  if (o.ranks > 1 && o.ranks != ranks_of(*it)) {
+    err << "kvsim real: --ranks " << o.ranks << " runs each rank as a process, but '" << it->name
+        << "' has " << ranks_of(*it) << " ranks ("
+        << (it->kind == scenarios::scenario_kind::transfer ? "prefill and decode"
+                                                           : "its attention group")
+        << "): run it with --ranks " << ranks_of(*it) << " or --ranks 1\n";
     return 2;
   }
   if (o.launched && it->kind != scenarios::scenario_kind::transfer) {
@@ -255,7 +269,11 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   }
   const environment env = process_environment();
   if (o.launched) return run_launched(o, *it, *v, env, out, err);
-  if (started_as_rank_process(env)) return run_rank_process(*it, *v, env, err);
+  if (started_as_rank_process(env)) {
+    return it->kind == scenarios::scenario_kind::transfer
+               ? run_rank_process(*it, *v, env, err)
+               : run_prefetch_rank_process(*it, *v, env, err);
+  }
   try {
     if (o.trace) check_recording_path(*o.trace);
   } catch (const recording_error& e) {
@@ -264,7 +282,11 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   }
   try {
     const real_outcome outcome = [&] {
-      if (o.ranks == 2) return run_transfer_processes(*it, *v, o.variant);
+      if (o.ranks > 1) {
+        return it->kind == scenarios::scenario_kind::transfer
+                   ? run_transfer_processes(*it, *v, o.variant)
+                   : run_prefetch_processes(*it, o.variant);
+      }
       std::unique_ptr<data_plane> plane = make_plane(o, ranks_of(*it));
       return it->kind == scenarios::scenario_kind::transfer
                  ? run_transfer_script(*it, *v, o.variant, *plane)

@@ -25,6 +25,10 @@ class remote_rank final : public script_rank {
   // Starts the reader thread (after the start-up words).
   void serve();
 
+  // One request of the step protocol ("findings", "run", ...: its verb and any arguments; the
+  // id goes in after the verb) and its answer's text.
+  std::string request(const std::string& verb_and_args, clock_type::time_point deadline);
+
   std::string ask(transfer_step step, std::size_t r, clock_type::time_point deadline) override;
   void watch(transfer_step step, std::size_t r, std::shared_ptr<step_signal> done) override;
   void rethrow_if_failed() override;
@@ -39,7 +43,6 @@ class remote_rank final : public script_rank {
   void release();
 
  private:
-  std::string request(const std::string& verb_and_args, clock_type::time_point deadline);
   void read_loop();
   void cancel_retired();
   void fail(const std::string& why);

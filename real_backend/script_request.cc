@@ -42,7 +42,7 @@ std::optional<std::uint64_t> decimal(const std::string& text, std::uint64_t max)
 
 }  // namespace
 
-script_request parse_script_request(const std::string& line) {
+script_request parse_script_request(const std::string& line, served_script served) {
   const auto refuse = [&]() -> script_request {
     throw real_backend_error("the script sent '" + shown_line(line) + "'");
   };
@@ -56,9 +56,11 @@ script_request parse_script_request(const std::string& line) {
   }
   script_request request;
   request.verb = words[0];
-  const bool stepped = request.verb == "ask" || request.verb == "watch";
-  const bool bare = request.verb == "cancel" || request.verb == "findings" ||
-                    request.verb == "events" || request.verb == "stop";
+  const std::string& verb = request.verb;
+  const bool transfer = served == served_script::transfer;
+  const bool stepped = transfer && (verb == "ask" || verb == "watch");
+  const bool bare = verb == "findings" || verb == "events" || verb == "stop" ||
+                    (transfer ? verb == "cancel" : verb == "connect" || verb == "run");
   if (!(stepped && words.size() == 4) && !(bare && words.size() == 2)) return refuse();
   const auto id = decimal(words[1], std::numeric_limits<std::uint64_t>::max());
   if (!id) return refuse();

@@ -5,6 +5,8 @@
 //   parent -> rank: "ask ID STEP R", "watch ID STEP R", "cancel ID", "findings ID",
 //                   "events ID", "stop ID", "exit"
 //   rank -> parent: "listening", "ready", "answer ID TEXT", "fired ID", "failed LINE"
+// (A HiCache rank process, prefetch_processes.h, takes "connect ID", "run ID", "findings ID",
+// "events ID", "stop ID" and "exit" instead: script_request.h's served_script::prefetch.)
 // (Between ranks that torchrun or srun started, rank 0 in the parent's role, the same lines
 // go as step frames, control_step_link.h; rank 0 first says "region NAME BYTES" there.)
 #include <chrono>

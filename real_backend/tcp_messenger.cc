@@ -89,6 +89,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
     log_(line);
     push(line);
     if (peer == steps_from_) push_step_refusal(line);  // a step's reader learns why none comes
+    if (collectives_) push_collective(control_plane_error(line));
     link.shutdown();
   };
   try {
@@ -104,6 +105,16 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
           break;
         }
         push_step(decode_step(frame->payload));
+        continue;
+      }
+      if (frame->type == frame_type::collective) {
+        if (!collectives_) {
+          refuse("control plane: rank " + std::to_string(peer) + " (" + link.peer() +
+                 ") sent a collective frame, which rank " + std::to_string(self_) +
+                 " takes from nobody: refused, link closed as hostile");
+          break;
+        }
+        push_collective(collective_delivery{peer, decode_collective(frame->payload)});
         continue;
       }
       if (frame->type != frame_type::control) {
@@ -125,6 +136,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
   } catch (const control_plane_error& e) {
     refuse(std::string(e.what()) + " (from rank " + std::to_string(peer) + ")");
   }
+  if (collectives_) push_collective(collective_delivery{peer, std::nullopt});
   const std::lock_guard lock(inbox_mutex_);
   ++links_closed_;
   if (peer == steps_from_) step_link_closed_ = true;
@@ -146,6 +158,12 @@ void tcp_messenger::push_step(std::string line) {
 void tcp_messenger::push_step_refusal(const std::string& line) {
   const std::lock_guard lock(inbox_mutex_);
   step_inbox_.emplace_back(control_plane_error(line));
+  inbox_changed_.notify_all();
+}
+
+void tcp_messenger::push_collective(std::variant<collective_delivery, control_plane_error> item) {
+  const std::lock_guard lock(inbox_mutex_);
+  collective_inbox_.push_back(std::move(item));
   inbox_changed_.notify_all();
 }
 
@@ -205,6 +223,21 @@ std::optional<std::string> tcp_messenger::receive_step_for(std::chrono::millisec
   step_inbox_.pop_front();
   if (auto* refusal = std::get_if<control_plane_error>(&item)) throw *refusal;
   return std::get<std::string>(std::move(item));
+}
+
+void tcp_messenger::send_collective(core::rank_id to, const collective_note& note) {
+  send_raw(to, encode_collective(note));
+}
+
+std::optional<collective_delivery> tcp_messenger::receive_collective_for(
+    std::chrono::milliseconds timeout) {
+  std::unique_lock lock(inbox_mutex_);
+  inbox_changed_.wait_for(lock, timeout, [this] { return !collective_inbox_.empty(); });
+  if (collective_inbox_.empty()) return std::nullopt;
+  auto item = std::move(collective_inbox_.front());
+  collective_inbox_.pop_front();
+  if (auto* refusal = std::get_if<control_plane_error>(&item)) throw *refusal;
+  return std::get<collective_delivery>(std::move(item));
 }
 
 core::control_message tcp_messenger::receive() {

@@ -16,6 +16,10 @@
 // the same links, sealed the same way, into an inbox of their own: accepted only from the one
 // rank named by accept_steps_from(), and refused as hostile from any other (or when none was
 // named), like a frame claiming another rank's `from`.
+//
+// Collective frames (the members of a rank group in processes of their own, wire_group.h) go
+// into a third inbox, with the link's authenticated rank as their sender: taken only by a
+// messenger that accept_collectives(), and refused as hostile by any other.
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
@@ -33,11 +37,18 @@
 #include <vector>
 
 #include "core/ports.h"
+#include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/tcp_link.h"
 
 namespace kvsim::real {
+
+// A collective note and who sent it; no note: that peer's link has closed (after its last note).
+struct collective_delivery {
+  core::rank_id from = 0;
+  std::optional<collective_note> note;
+};
 
 class tcp_messenger final : public core::messenger {
  public:
@@ -78,6 +89,13 @@ class tcp_messenger final : public core::messenger {
   // refused, and when it has closed with nothing left to read.
   std::optional<std::string> receive_step_for(std::chrono::milliseconds timeout);
 
+  // Collective frames are taken from every peer (before any link).
+  void accept_collectives() { collectives_ = true; }
+  void send_collective(core::rank_id to, const collective_note& note);
+  // The next collective note, or a peer's link closing; empty when none came within
+  // `timeout`. Throws control_plane_error with the refusal's line when a link was refused.
+  std::optional<collective_delivery> receive_collective_for(std::chrono::milliseconds timeout);
+
   core::rank_id self() const { return self_; }
   void set_refusal_log(refusal_log log) { log_ = std::move(log); }  // before any link
   // Bytes to a peer as one frame, sealed like any other (tests of the receiving side's
@@ -97,6 +115,7 @@ class tcp_messenger final : public core::messenger {
   void push(inbox_item item);
   void push_step(std::string line);
   void push_step_refusal(const std::string& line);
+  void push_collective(std::variant<collective_delivery, control_plane_error> item);
   [[noreturn]] void refuse_link(const std::string& line);
   link_entry& link_to(core::rank_id peer);
 
@@ -112,6 +131,8 @@ class tcp_messenger final : public core::messenger {
   std::optional<core::rank_id> steps_from_;
   std::deque<std::variant<std::string, control_plane_error>> step_inbox_;  // line or refusal
   bool step_link_closed_ = false;
+  bool collectives_ = false;
+  std::deque<std::variant<collective_delivery, control_plane_error>> collective_inbox_;
 };
 
 }  // namespace kvsim::real

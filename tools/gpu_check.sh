@@ -4,7 +4,8 @@
 #     simulator reports must be among the real run's) and green (safe: no finding); page42 red
 #     must show the bytes it found (a canary read back where it does not belong);
 #   - the same on the host data plane (`--data-plane host`), a transfer scenario's prefill
-#     and decode as two processes (`--ranks 2`), where this kvsim real has them;
+#     and decode as two processes (`--ranks 2`), and a HiCache case's attention group one
+#     process per rank (`--ranks N`, collectives over TCP), where this kvsim real has them;
 #   - the NCCL check: one process on one GPU; one process per GPU (torchrun's variables on
 #     loopback, a fresh run key) on several;
 #   - the gpu-labelled tests and the real backend's host tests;
@@ -28,7 +29,7 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
-usage_lines=25  # the comment above, for --help
+usage_lines=26  # the comment above, for --help
 die_usage() { echo "gpu_check: $*" >&2; exit 2; }
 
 build_dir=build
@@ -223,13 +224,25 @@ for line in "${scripted[@]}"; do
   run_scenario "$name safe" "$name" safe "" cuda "${cuda_args[@]}"
 done
 
-# --- the host data plane: prefill and decode as two processes ----------------------------------
+# --- the host data plane: every rank a process of its own ------------------------------------
+# A HiCache case's ranks: its attention group in the catalogue.
+attention_group() {
+  python3 - "$catalogue" "$1" <<'PY' 2>/dev/null || true
+import json, sys
+for s in json.load(open(sys.argv[1]))["scenarios"]:
+    if s["name"] == sys.argv[2]:
+        print(s["topology"]["attention_group"])
+PY
+}
 if [[ ${#cuda_args[@]} -gt 0 ]]; then
   for entry in "${names[@]}"; do
     IFS='|' read -r name kind breaking expected <<<"$entry"
     host_args=(--data-plane host) where="host"
     if [[ "$kind" == transfer ]] && grep -q -- "--ranks" <<<"$real_help"; then
       host_args+=(--ranks 2) where="host, 2 processes"
+    elif [[ "$kind" == prefetch ]] && grep -q "attention group" <<<"$real_help"; then
+      group="$(attention_group "$name")"
+      [[ -n "$group" ]] && host_args+=(--ranks "$group") where="host, $group processes"
     fi
     run_scenario "$where: $name $breaking" "$name" "$breaking" "$expected" host "${host_args[@]}"
     run_scenario "$where: $name safe" "$name" safe "" host "${host_args[@]}"

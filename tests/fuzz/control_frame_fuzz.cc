@@ -5,11 +5,14 @@
 //   4 a step frame's payload (decode_step), and the line it carries served as rank 1 serves
 //     it (--launched): parse_script_request, then check_step_index against a scenario of two
 //     requests and one gate (page42's shape);
-//   5 a line as the socketpair of --ranks 2 hands it over (step_channel.h: the bytes up to the
-//     first newline, any other byte kept), served the same way.
+//   5 a line as the socketpair of --ranks N hands it over (step_channel.h: the bytes up to the
+//     first newline, any other byte kept), served the same way, and as a HiCache rank process
+//     reads it (parse_script_request for served_script::prefetch);
+//   6 a collective frame's payload (decode_collective: a rank group's members in processes of
+//     their own, wire_group.h).
 // Each must return or throw with one bounded line (control_plane_error from the frame
-// decoders, real_backend_error from serving a line); whatever decode_control or decode_step
-// accepts must encode back to the same bytes (the wire format has one spelling per message),
+// decoders, real_backend_error from serving a line); whatever decode_control, decode_step or
+// decode_collective accepts must encode back to the same bytes (the wire format has one spelling per message),
 // and a request parse_script_request accepts must parse the same from the line the script
 // would have written for it.
 #include <algorithm>
@@ -50,6 +53,21 @@ std::string line_for(const real::script_request& request) {
   return line;
 }
 
+// What a HiCache rank process (prefetch_processes.cc) does with a line before it acts on it.
+void serve_prefetch(const std::string& line) {
+  try {
+    const real::script_request request =
+        real::parse_script_request(line, real::served_script::prefetch);
+    const real::script_request again =
+        real::parse_script_request(line_for(request), real::served_script::prefetch);
+    if (again.verb != request.verb || again.id != request.id) {
+      fuzz::finding("a HiCache rank's line parses to another request once written out", line);
+    }
+  } catch (const real::real_backend_error& e) {
+    fuzz::require_one_line(e.what());
+  }
+}
+
 // What serve_until_stop (rank_process.cc) does with a line before it runs a step: each
 // refusal is a real_backend_error of one line.
 void serve(const std::string& line) {
@@ -75,7 +93,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   if (size == 0) return 0;
   const std::span<const std::uint8_t> input(data + 1, size - 1);
   try {
-    switch (data[0] % 6) {
+    switch (data[0] % 7) {
       case 0:
         (void)real::decode_header(input);
         break;
@@ -106,9 +124,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         serve(line);
         break;
       }
-      default: {
+      case 5: {
         const std::string bytes(input.begin(), input.end());
         serve(bytes.substr(0, bytes.find('\n')));
+        serve_prefetch(bytes.substr(0, bytes.find('\n')));
+        break;
+      }
+      default: {
+        const real::collective_note note = real::decode_collective(input);
+        const std::vector<std::uint8_t> frame = real::encode_collective(note);
+        const std::span<const std::uint8_t> payload =
+            std::span<const std::uint8_t>(frame).subspan(real::frame_header_bytes);
+        if (!std::equal(payload.begin(), payload.end(), input.begin(), input.end())) {
+          fuzz::finding("a decoded collective note encodes to other bytes", note.line);
+        }
         break;
       }
     }

@@ -161,9 +161,9 @@ TEST(ControlFrame, HostileValuesAreRefused) {
 
 TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
   EXPECT_EQ(refusal([] {
-              (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0, 7});
+              (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0, 8});
             }),
-            "control plane: malformed frame header: unknown frame type 7");
+            "control plane: malformed frame header: unknown frame type 8");
   EXPECT_EQ(refusal([] {
               (void)decode_header(std::vector<std::uint8_t>{1, 0, 0, 0x10, 2});
             }),
@@ -176,7 +176,7 @@ TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
   std::vector<std::uint8_t> old = encode_hello(hello_of(1));
   old[frame_header_bytes + 4] = 2;  // issue 12's wire: no handshake, links in the clear
   EXPECT_EQ(refusal([&] { (void)decode_hello(payload_of(old)); }),
-            "control plane: malformed hello frame: wire version 2, this kvsim speaks 4");
+            "control plane: malformed hello frame: wire version 2, this kvsim speaks 5");
   EXPECT_NE(refusal([] { (void)decode_proof(std::vector<std::uint8_t>(31, 0)); }).find("truncated"),
             std::string::npos);
   EXPECT_NE(
@@ -236,6 +236,92 @@ TEST(ControlFrame, StepFramesCarryOneLineAndRefuseAnythingElse) {
             std::string::npos);
   EXPECT_NE(refusal([] { (void)encode_step(""); }).find("cannot be sent"), std::string::npos);
   EXPECT_NE(refusal([&] { (void)encode_step(longest + "x"); }).find("cannot be sent"),
+            std::string::npos);
+}
+
+// Collective frames (the members of a rank group in processes of their own, wire_group.h):
+// each note round-trips byte for byte; a say or kind out of range, a note that breaks its
+// say's rules (an entry numbered 0, a line where none belongs, a diverged line that is not one
+// I5 line), an oversized line, truncation and trailing bytes are refused naming why; nothing
+// malformed can be encoded either.
+TEST(ControlFrame, CollectiveNotesRoundTripAndRefuseAnythingElse) {
+  const std::vector<collective_note> notes = {
+      {3, collective_say::entered, 1, collective_kind::all_reduce_min, -5, {}},
+      {0, collective_say::entered, ~0ULL, collective_kind::barrier, INT64_MAX, {}},
+      {0, collective_say::finished, 0, collective_kind::all_reduce_min, 0, {}},
+      {0, collective_say::finished, 2, collective_kind::barrier, 0, {}},
+      {0, collective_say::diverged, 2, collective_kind::barrier, 0, "I5: rank 1 waits"},
+  };
+  for (const collective_note& note : notes) {
+    const std::vector<std::uint8_t> frame = encode_collective(note);
+    EXPECT_EQ(decode_header(std::span(frame).first(frame_header_bytes)).type,
+              frame_type::collective);
+    EXPECT_EQ(decode_collective(payload_of(frame)), note);
+  }
+  const std::vector<std::uint8_t> frame = encode_collective(notes[0]);
+  EXPECT_EQ(frame[frame_header_bytes], 3);        // group, little-endian
+  EXPECT_EQ(frame[frame_header_bytes + 14], 0xfb);  // value -5, two's complement
+  const std::string longest = "I5: " + std::string(collective_line_max - 4, 'x');
+  const collective_note longest_note{0, collective_say::diverged, 1, collective_kind::barrier, 0,
+                                     longest};
+  EXPECT_EQ(decode_collective(payload_of(encode_collective(longest_note))).line, longest);
+
+  const auto changed = [&](std::size_t at, std::uint8_t byte) {
+    std::vector<std::uint8_t> bad = encode_collective(notes[4]);
+    bad[frame_header_bytes + at] = byte;
+    return refusal([&] { (void)decode_collective(payload_of(bad)); });
+  };
+  EXPECT_EQ(changed(4, 4), "control plane: malformed collective frame: field 'say' at offset 4 "
+                           "must be 1..3 (got 4)");
+  EXPECT_EQ(changed(4, 0), "control plane: malformed collective frame: field 'say' at offset 4 "
+                           "must be 1..3 (got 0)");
+  EXPECT_EQ(changed(13, 3), "control plane: malformed collective frame: field 'kind' at offset "
+                            "13 must be 0..2 (got 3)");
+  EXPECT_EQ(changed(26 + 5, '\n'), "control plane: malformed collective frame: a diverged "
+                                   "note's line has control character 10 at byte 5");
+  EXPECT_EQ(changed(26, 'J'), "control plane: malformed collective frame: a diverged note's "
+                              "line is not an I5 finding");
+  EXPECT_EQ(changed(14, 1), "control plane: malformed collective frame: a diverged note "
+                            "carries a value");
+  EXPECT_EQ(changed(4, 1), "control plane: malformed collective frame: an entered note carries "
+                           "a line");
+  EXPECT_EQ(changed(4, 2), "control plane: malformed collective frame: a finished note carries "
+                           "a value or a line");
+  std::vector<std::uint8_t> zeroth = encode_collective(notes[0]);
+  zeroth[frame_header_bytes + 5] = 0;
+  EXPECT_EQ(refusal([&] { (void)decode_collective(payload_of(zeroth)); }),
+            "control plane: malformed collective frame: an entered note names collective #0 "
+            "(they count from 1)");
+  std::vector<std::uint8_t> long_line = encode_collective(notes[4]);
+  long_line[frame_header_bytes + 22 + 1] = 0x10;  // line_length 16 + 4096
+  EXPECT_NE(refusal([&] { (void)decode_collective(payload_of(long_line)); })
+                .find("field 'line_length' at offset 22 must be at most 4096"),
+            std::string::npos);
+  std::vector<std::uint8_t> trailing = encode_collective(notes[0]);
+  trailing.push_back(0);
+  EXPECT_EQ(refusal([&] { (void)decode_collective(payload_of(trailing)); }),
+            "control plane: malformed collective frame: 1 trailing byte(s) after the message at "
+            "offset 26");
+  const std::vector<std::uint8_t> whole = encode_collective(notes[4]);
+  for (std::size_t cut = 0; cut + frame_header_bytes < whole.size(); ++cut) {
+    const std::span<const std::uint8_t> part = payload_of(whole).first(cut);
+    EXPECT_NE(refusal([&] { (void)decode_collective(part); }).find("truncated"), std::string::npos)
+        << cut;
+  }
+
+  EXPECT_NE(refusal([] {
+              (void)encode_collective(
+                  {0, collective_say::diverged, 1, collective_kind::barrier, 0, "two\nlines"});
+            }).find("cannot be sent"),
+            std::string::npos);
+  EXPECT_NE(refusal([&] {
+              (void)encode_collective({0, collective_say::diverged, 1, collective_kind::barrier,
+                                       0, longest + "x"});
+            }).find("cannot be sent"),
+            std::string::npos);
+  EXPECT_NE(refusal([] {
+              (void)encode_collective({0, collective_say::entered, 0, collective_kind::barrier, 0, {}});
+            }).find("cannot be sent"),
             std::string::npos);
 }
 

@@ -59,14 +59,21 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
                         "kvsim real: --trace needs a value");
   expect_one_line_error(real({"--scenario", "page42", "--data-plane", "tpu"}),
                         "kvsim real: --data-plane is cuda or host (got 'tpu')");
-  expect_one_line_error(real({"--scenario", "page42", "--ranks", "3"}),
-                        "kvsim real: --ranks is 1 or 2 (got '3')");
+  for (const char* n : {"0", "65", "-1", "2x", "", "007"}) {
+    expect_one_line_error(real({"--scenario", "page42", "--ranks", n}),
+                          std::string("kvsim real: --ranks is 1..64 (got '") + n + "')");
+  }
   expect_one_line_error(real({"--scenario", "page42", "--ranks", "2"}),
-                        "kvsim real: --ranks 2 needs --data-plane host (the ranks' pages in shared memory)");
+                        "kvsim real: --ranks 2 needs --data-plane host (the ranks' pages in host "
+                        "memory)");
+  // --ranks N is every rank a process: N must be the scenario's ranks.
+  expect_one_line_error(real({"--scenario", "page42", "--data-plane", "host", "--ranks", "3"}),
+                        "kvsim real: --ranks 3 runs each rank as a process, but 'page42' has 2 "
+                        "ranks (prefill and decode): run it with --ranks 2 or --ranks 1");
   expect_one_line_error(
-      real({"--scenario", "hicache_local_active", "--data-plane", "host", "--ranks", "2"}),
-      "kvsim real: --ranks 2 runs transfer scenarios (prefill and decode); "
-      "'hicache_local_active' is a HiCache case: run it with --ranks 1");
+      real({"--scenario", "hicache_local_active", "--data-plane", "host", "--ranks", "4"}),
+      "kvsim real: --ranks 4 runs each rank as a process, but 'hicache_local_active' has 2 ranks "
+      "(its attention group): run it with --ranks 2 or --ranks 1");
   // --launched: one rank of a torchrun/srun launch (launched_run.h)
   expect_one_line_error(real({"--list", "--launched"}),
                         "kvsim real: --variant, --data-plane, --ranks, --launched, --json and "

@@ -8,7 +8,8 @@
 # draws what the recording leaves open (a walk alone puts prefill's allocation before
 # decode's in about half its runs); the steered run, written with --trace, replays strictly.
 # hicache_local_active H2 recorded: I6, which a walk alone does not find (seed 1). page42 safe
-# recorded: replays clean. page42 B1 recorded as two rank processes (--ranks 2) replays to I3.
+# recorded: replays clean. page42 B1 recorded as two rank processes (--ranks 2) replays to I3,
+# hicache_local_active H2 recorded as two rank processes to I6.
 # And the one-line refusals (a strict replay of a recording, an unknown origin, --trace with a
 # simulator trace, a bad --trace path before the run).
 set -u
@@ -65,6 +66,13 @@ grep -q 'r0.prefill.0 core_decided rank 0 token_accepted' "$dir/page42.B1.json" 
 replay "$dir/page42.B1.json" 0 "replayed: I3: rank 1 freed page 0 of room 42/gen 0"
 
 record hicache_local_active H2 1
+replay "$dir/hicache_local_active.H2.json" 0 "replayed: I6: the storage read of room 22/gen 0"
+# Each rank of the attention group a process of its own: both logs in the recording.
+record hicache_local_active H2 1 --ranks 2
+for rank in 0 1; do
+  grep -q "core_decided rank $rank host_pages_freed" "$dir/hicache_local_active.H2.json" ||
+    fail "hicache --ranks 2: the recording lacks rank $rank's frees"
+done
 replay "$dir/hicache_local_active.H2.json" 0 "replayed: I6: the storage read of room 22/gen 0"
 
 record page42 safe 0

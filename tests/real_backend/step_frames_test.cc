@@ -18,18 +18,14 @@
 #include "real_backend/link_auth.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/tcp_messenger.h"
+#include "tests/real_backend/test_link_key.h"
 
 namespace kvsim::real {
 namespace {
 
 using namespace std::chrono_literals;
-
-const link_key& test_key() {
-  static const link_key key = derive_link_key(draw_run_secret());
-  return key;
-}
-
-void quiet(const std::string&) {}
+using testing::quiet;
+using testing::test_key;
 
 std::string thrown_by(const std::function<void()>& call) {
   try {

@@ -14,11 +14,14 @@
 #include "real_backend/id_exchange.h"
 #include "real_backend/link_auth.h"
 #include "real_backend/run_secret.h"
+#include "tests/real_backend/test_link_key.h"
 
 namespace kvsim::real {
 namespace {
 
 using namespace std::chrono_literals;
+using testing::quiet;
+using testing::test_key;
 
 constexpr core::rank_id prefill = 0;
 constexpr core::rank_id decode = 1;
@@ -31,13 +34,6 @@ core::abort_token token_for(core::room_key key) {
   t.mac.fill(0x5a);
   return t;
 }
-
-const link_key& test_key() {
-  static const link_key key = derive_link_key(draw_run_secret());
-  return key;
-}
-
-void quiet(const std::string&) {}  // refusals are what these tests check, by what they throw
 
 // Decode listens, prefill connects: the two ends of one control link.
 struct link_pair {
