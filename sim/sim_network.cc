@@ -1,8 +1,10 @@
 #include "sim/sim_network.h"
 
 #include <limits>
+#include <optional>
 #include <vector>
 
+#include "core/abort_token.h"
 #include "sim/sim_assert.h"
 
 namespace kvsim::sim {
@@ -17,6 +19,7 @@ constexpr std::uint64_t forge_tag = 0xf0e6e;
 constexpr std::uint64_t forge_byte_tag = 0xf0e6eb;
 constexpr std::uint64_t forge_copies_tag = 0xf0e6ec;
 constexpr std::uint64_t forge_peer_tag = 0xf0e6ed;
+constexpr std::uint64_t forge_tampering_tag = 0xf0e6ee;  // what a re-signing forger changes
 constexpr std::uint32_t forge_copies_max = 3;  // tampered copies per message the attack picks
 constexpr std::uint64_t adversary_delay_us = 15;
 constexpr std::size_t replay_window = 32;  // messages remembered per destination
@@ -47,8 +50,19 @@ enum class forgery : std::uint32_t {
   // One bit of one of the token's fields flipped (room, generation, issuer, audience, epoch
   // or nonce, any bit of its width): the MAC must cover every bit of every field.
   token_field_bit,
+  // A forger that knows the MAC's algorithm but not the cluster's key: it tampers as one of the
+  // kinds above (drawn again), then MACs the token afresh under a key of its own. Under the
+  // empty key (HMAC pads a short key with zeros, so an all-zero key is the empty one): a core
+  // that MACs without its key, or with a key never loaded, accepts it. Under another
+  // cluster's key: a process left over from an earlier deployment, or a rank of a neighbouring
+  // cluster, whose tokens are well formed and must still be refused. Every tampering above
+  // keeps the genuine MAC, so only these show a MAC that does not depend on the key.
+  resigned_empty_key,
+  resigned_foreign_key,
 };
-constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::token_field_bit) + 1;
+constexpr std::uint32_t forgery_kinds = static_cast<std::uint32_t>(forgery::resigned_foreign_key) + 1;
+// The tamperings a re-signing forger applies first (everything before the re-signing kinds).
+constexpr std::uint32_t tampering_kinds = static_cast<std::uint32_t>(forgery::token_field_bit) + 1;
 // room, generation, issuer, audience, epoch, nonce
 constexpr std::uint32_t token_field_bits = 64 + 32 + 32 + 32 + 64 + 64;
 
@@ -95,6 +109,10 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
       t.audience = peer;
       m.from = peer;
       break;
+    case forgery::resigned_empty_key:
+    case forgery::resigned_foreign_key:
+      KVSIM_SIM_ASSERT(false, "a re-signing forger tampers first, then signs (attack)");
+      break;
     case forgery::token_field_bit:
       if (byte < 64) {
         flip_bit(t.key.room, byte);
@@ -114,6 +132,19 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
   return m;
 }
 
+// The forger's own keys (never the cluster's: the scenario world keeps that one). Prepared
+// once per process, like the cluster's (nothing of a run reaches them).
+const core::token_mac& forger_mac(forgery signer) {
+  static const core::token_mac empty_key{core::cluster_key{}};
+  static const core::token_mac foreign_key{[] {
+    core::cluster_key key;
+    for (std::size_t i = 0; i < key.bytes.size(); ++i) {
+      key.bytes[i] = static_cast<std::uint8_t>(0xc3 ^ (7 * i));
+    }
+    return key;
+  }()};
+  return signer == forgery::resigned_empty_key ? empty_key : foreign_key;
+}
 
 }  // namespace
 
@@ -221,7 +252,13 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
     // An attacker tries several tamperings of one message, not just one.
     const std::uint32_t copies = 1 + world_.choose(forge_copies_tag, forge_copies_max);
     for (std::uint32_t copy = 0; copy < copies; ++copy) {
-      const auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));
+      auto how = static_cast<forgery>(world_.choose(forge_tag, forgery_kinds));
+      std::optional<forgery> signer;
+      if (how == forgery::resigned_empty_key || how == forgery::resigned_foreign_key) {
+        signer = how;
+        how = static_cast<forgery>(world_.choose(forge_tampering_tag, tampering_kinds));
+        if (how == forgery::token_stripped) continue;  // nothing left to sign
+      }
       const std::uint32_t byte =
           how == forgery::mac_bit           ? world_.choose(forge_byte_tag, core::abort_mac_bytes)
           : how == forgery::token_field_bit ? world_.choose(forge_byte_tag, token_field_bits)
@@ -236,7 +273,9 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
         if (others.empty()) continue;
         peer = others[world_.choose(forge_peer_tag, static_cast<std::uint32_t>(others.size()))];
       }
-      inject(forged(message, how, byte, peer));
+      core::control_message copy_sent = forged(message, how, byte, peer);
+      if (signer) copy_sent.token->mac = forger_mac(*signer).sign(*copy_sent.token);
+      inject(copy_sent);
     }
   }
 }

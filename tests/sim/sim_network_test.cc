@@ -34,13 +34,15 @@ struct delivered {
 // Decode rank 1 sends ABORTs for two generations of room 5 to prefill rank 0, whose verifier
 // judges everything that arrives. With `second_peer`, decode rank 2 first sends an ABORT of
 // room 9, so that prefill rank 0 has another peer an adversary can relay a token through.
-delivered run_with(fault_profile profile, std::uint64_t seed, bool second_peer = false) {
+// `cluster`: the cluster's key, which the issuers sign and the verifier checks with.
+delivered run_with(fault_profile profile, std::uint64_t seed, bool second_peer = false,
+                   const core::cluster_key& cluster = test_key()) {
   random_walk chooser(seed);
   world w(chooser, world_config{20'000, 64 * 1024, profile});
   sim_network network(w);
   null_sink sink;
-  core::abort_token_issuer issuer(1, test_key(), 1, sink);
-  core::abort_token_issuer other_issuer(2, test_key(), 2, sink);
+  core::abort_token_issuer issuer(1, cluster, 1, sink);
+  core::abort_token_issuer other_issuer(2, cluster, 2, sink);
   delivered out;
   const std::vector<core::room_key> keys{{5, 0}, {5, 1}};
   const core::room_key other_room{9, 0};
@@ -64,7 +66,7 @@ delivered run_with(fault_profile profile, std::uint64_t seed, bool second_peer =
       }
       delivered& out;
     } events(out);
-    core::abort_token_verifier verifier(0, test_key(), events);
+    core::abort_token_verifier verifier(0, cluster, events);
     for (int idle = 0; idle < 40; ++idle) {
       while (auto m = network.try_receive(0)) {
         ++out.messages;
@@ -124,6 +126,20 @@ TEST(SimNetwork, ATokenRelayedThroughAnotherPeerIsRefusedAsForeign) {
   // Rank 2 presenting rank 1's genuine token; a token re-signed to rank 2 is a forgery.
   EXPECT_GT(reasons["foreign_issuer"], 0u);
   EXPECT_GT(reasons["forged"], 0u);
+}
+
+// The forger that knows the MAC's algorithm but not the key re-signs its tampered tokens under
+// keys of its own. A cluster whose key is the empty one (a core that MACs without its key, or
+// never loaded one) takes some of them for genuine: more ABORTs accepted than were sent.
+// Under the real key (the tests above) the same forgeries are refused, as `forged`.
+TEST(SimNetwork, ARe_signedForgeryPassesOnlyWhereTheKeyIsEmpty) {
+  fault_profile profile;
+  profile.set(fault_kind::message_forge, 1'000'000);
+  std::size_t seeds_fooled = 0;
+  for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+    if (run_with(profile, seed, false, core::cluster_key{}).accepted > 2) ++seeds_fooled;
+  }
+  EXPECT_GT(seeds_fooled, 0u);
 }
 
 }  // namespace
