@@ -7,18 +7,12 @@
 #include "real_backend/devices.h"
 #include "real_backend/errors.h"
 #include "real_backend/nccl_comm.h"
+#include "real_backend/plane_piece.h"
 
 namespace kvsim::real {
 namespace {
 
-template <class To, class From>
-To& as(From& from, const char* what) {
-  auto* to = dynamic_cast<To*>(&from);
-  if (to == nullptr)
-    throw real_backend_error(std::string("the CUDA data plane was given ") + what +
-                             " it did not make");
-  return *to;
-}
+constexpr const char* plane_name = "the CUDA data plane";
 
 // One NCCL rank per member, each on its own device: NCCL reduces across the devices.
 class nccl_group_plane final : public group_plane {
@@ -80,10 +74,7 @@ std::unique_ptr<hold_gate> cuda_data_plane::make_gate() { return std::make_uniqu
 std::unique_ptr<gated_transfer_engine> cuda_data_plane::make_transfer_engine(
     core::rank_id rank, page_memory& source,
     const std::map<core::rank_id, page_memory*>& destinations) {
-  std::map<core::rank_id, cuda_page_pool*> pools;
-  for (const auto& [r, memory] : destinations) pools[r] = &as<cuda_page_pool>(*memory, "pages");
-  return std::make_unique<cuda_transfer_engine>(rank, as<cuda_page_pool>(source, "pages"),
-                                                std::move(pools));
+  return cuda_transfer_engine::over(rank, source, destinations, plane_name);
 }
 
 std::unique_ptr<host_page_memory> cuda_data_plane::make_host_pages(std::uint32_t,
@@ -94,8 +85,8 @@ std::unique_ptr<host_page_memory> cuda_data_plane::make_host_pages(std::uint32_t
 
 std::unique_ptr<gated_storage> cuda_data_plane::make_storage(std::uint32_t slot, core::rank_id rank,
                                                              host_page_memory& host) {
-  return std::make_unique<cuda_storage>(cuda_device(slot), rank,
-                                        as<pinned_host_pages>(host, "host pages"));
+  return std::make_unique<cuda_storage>(
+      cuda_device(slot), rank, piece_made_by<pinned_host_pages>(host, plane_name, "host pages"));
 }
 
 std::unique_ptr<group_plane> cuda_data_plane::make_group_plane(std::uint32_t members) {

@@ -15,13 +15,17 @@ cuda_gate::cuda_gate() {
   std::atomic_ref<std::uint32_t>(flags_[1]).store(0, std::memory_order_release);
 }
 
+// The words start as the shared memory does, zeroed (closed, not reached), and another process
+// may already have opened them: nothing is written here.
+cuda_gate::cuda_gate(std::uint32_t* shared_flags) : flags_(shared_flags), owns_flags_(false) {}
+
 cuda_gate::~cuda_gate() {
   open();
   for (cudaEvent_t passed : passed_) {
     KVSIM_CUDA_WARN(cudaEventSynchronize(passed));
     KVSIM_CUDA_WARN(cudaEventDestroy(passed));
   }
-  KVSIM_CUDA_WARN(cudaFreeHost(flags_));
+  if (owns_flags_) KVSIM_CUDA_WARN(cudaFreeHost(flags_));
 }
 
 void cuda_gate::hold(cudaStream_t stream) {

@@ -19,6 +19,11 @@ namespace kvsim::real {
 class cuda_gate final : public hold_gate {
  public:
   cuda_gate();
+  // A gate whose two flag words are `shared_flags`, in host memory that another process also
+  // maps (the rank processes of `--data-plane cuda --ranks 2`, cuda_process_plane.h) and that
+  // the caller registered with CUDA as mapped (cudaHostRegister): the script in one process
+  // opens it with a store, the kernel of another spins on it. The caller owns the memory.
+  explicit cuda_gate(std::uint32_t* shared_flags);
   ~cuda_gate() override;
   cuda_gate(const cuda_gate&) = delete;
   cuda_gate& operator=(const cuda_gate&) = delete;
@@ -31,6 +36,7 @@ class cuda_gate final : public hold_gate {
 
  private:
   std::uint32_t* flags_ = nullptr;  // [0] open, [1] arrived; cudaHostAllocMapped|Portable
+  bool owns_flags_ = true;          // false: the caller's shared, registered words
   // One per held stream, recorded behind the kernel: the destructor waits for them before it
   // frees the flags that a kernel still queued on a stream would read.
   std::vector<cudaEvent_t> passed_;

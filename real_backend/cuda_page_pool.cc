@@ -8,6 +8,32 @@ namespace kvsim::real {
 
 cuda_page_pool::cuda_page_pool(int device, std::uint32_t pages, std::uint32_t page_bytes)
     : device_(device), pages_(pages), page_bytes_(page_bytes) {
+  prepare(page_bytes);
+  const std::size_t bytes = std::size_t{pages_} * page_bytes_;
+  KVSIM_CUDA_CHECK(cudaMalloc(&base_, bytes));
+  // Fresh pages hold zeros, which are nobody's canary.
+  KVSIM_CUDA_CHECK(cudaMemsetAsync(base_, 0, bytes, stream_));
+  KVSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+cuda_page_pool::cuda_page_pool(opened_tag, int device, std::uint32_t pages,
+                               std::uint32_t page_bytes, const cudaIpcMemHandle_t& handle)
+    : device_(device), pages_(pages), page_bytes_(page_bytes) {
+  prepare(page_bytes);
+  void* base = nullptr;
+  KVSIM_CUDA_CHECK(cudaIpcOpenMemHandle(&base, handle, cudaIpcMemLazyEnablePeerAccess));
+  base_ = static_cast<std::uint8_t*>(base);
+  opened_ = true;
+}
+
+std::unique_ptr<cuda_page_pool> cuda_page_pool::open_exported(int device, std::uint32_t pages,
+                                                              std::uint32_t page_bytes,
+                                                              const cudaIpcMemHandle_t& handle) {
+  return std::unique_ptr<cuda_page_pool>(
+      new cuda_page_pool(opened_tag{}, device, pages, page_bytes, handle));
+}
+
+void cuda_page_pool::prepare(std::uint32_t page_bytes) {
   if (page_bytes <= canary_header_bytes) {
     throw real_backend_error("a KV page must hold more than its " +
                              std::to_string(canary_header_bytes) + "-byte canary header (got " +
@@ -15,14 +41,16 @@ cuda_page_pool::cuda_page_pool(int device, std::uint32_t pages, std::uint32_t pa
   }
   KVSIM_CUDA_CHECK(cudaSetDevice(device_));
   preload_kernels();
-  const std::size_t bytes = std::size_t{pages_} * page_bytes_;
-  KVSIM_CUDA_CHECK(cudaMalloc(&base_, bytes));
   KVSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
   KVSIM_CUDA_CHECK(cudaMalloc(&verdict_device_, sizeof(canary_verdict)));
   KVSIM_CUDA_CHECK(cudaMallocHost(&verdict_host_, sizeof(canary_verdict)));
-  // Fresh pages hold zeros, which are nobody's canary.
-  KVSIM_CUDA_CHECK(cudaMemsetAsync(base_, 0, bytes, stream_));
-  KVSIM_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+cudaIpcMemHandle_t cuda_page_pool::exported() const {
+  cudaIpcMemHandle_t handle{};
+  KVSIM_CUDA_CHECK(cudaSetDevice(device_));
+  KVSIM_CUDA_CHECK(cudaIpcGetMemHandle(&handle, base_));
+  return handle;
 }
 
 cuda_page_pool::~cuda_page_pool() {
@@ -33,7 +61,8 @@ cuda_page_pool::~cuda_page_pool() {
   }
   if (verdict_host_ != nullptr) KVSIM_CUDA_WARN(cudaFreeHost(verdict_host_));
   if (verdict_device_ != nullptr) KVSIM_CUDA_WARN(cudaFree(verdict_device_));
-  if (base_ != nullptr) KVSIM_CUDA_WARN(cudaFree(base_));
+  if (base_ != nullptr && opened_) KVSIM_CUDA_WARN(cudaIpcCloseMemHandle(base_));
+  if (base_ != nullptr && !opened_) KVSIM_CUDA_WARN(cudaFree(base_));
 }
 
 std::uint8_t* cuda_page_pool::page_pointer(core::page_index page) const {

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "real_backend/data_plane.h"
@@ -16,6 +17,11 @@ namespace kvsim::real {
 class cuda_page_pool final : public page_memory {
  public:
   cuda_page_pool(int device, std::uint32_t pages, std::uint32_t page_bytes);
+  // Another process's pool, opened from the handle it exported (CUDA IPC, on the same device):
+  // its pages are that pool's memory, left as they are; closed, not freed, at the end.
+  static std::unique_ptr<cuda_page_pool> open_exported(int device, std::uint32_t pages,
+                                                       std::uint32_t page_bytes,
+                                                       const cudaIpcMemHandle_t& handle);
   ~cuda_page_pool() override;
   cuda_page_pool(const cuda_page_pool&) = delete;
   cuda_page_pool& operator=(const cuda_page_pool&) = delete;
@@ -28,16 +34,25 @@ class cuda_page_pool final : public page_memory {
                     std::uint32_t logical_page) override;
 
   int device() const { return device_; }
+  // The handle another process opens this pool with (open_exported).
+  cudaIpcMemHandle_t exported() const;
   // The page's device address (what a copy reads or writes).
   std::uint8_t* page_pointer(core::page_index page) const;
   // The page's bytes, copied to the host (tests).
   std::vector<std::uint8_t> read_page(core::page_index page);
 
  private:
+  struct opened_tag {};
+  cuda_page_pool(opened_tag, int device, std::uint32_t pages, std::uint32_t page_bytes,
+                 const cudaIpcMemHandle_t& handle);
+  // The stream, the verdict words and the kernels, for a pool of either kind.
+  void prepare(std::uint32_t page_bytes);
+
   int device_;
   std::uint32_t pages_;
   std::uint32_t page_bytes_;
   std::uint8_t* base_ = nullptr;
+  bool opened_ = false;  // base_ is another process's pool (cudaIpcCloseMemHandle, not cudaFree)
   cudaStream_t stream_ = nullptr;
   canary_verdict* verdict_device_ = nullptr;
   canary_verdict* verdict_host_ = nullptr;  // pinned: the async copy back needs it

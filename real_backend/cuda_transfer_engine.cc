@@ -4,6 +4,7 @@
 
 #include "real_backend/cuda_check.h"
 #include "real_backend/devices.h"
+#include "real_backend/plane_piece.h"
 
 namespace kvsim::real {
 
@@ -30,6 +31,16 @@ cuda_transfer_engine::cuda_transfer_engine(core::rank_id rank, cuda_page_pool& s
     KVSIM_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     worker_streams_.push_back(stream);
   }
+}
+
+std::unique_ptr<cuda_transfer_engine> cuda_transfer_engine::over(
+    core::rank_id rank, page_memory& source,
+    const std::map<core::rank_id, page_memory*>& destinations, const char* plane) {
+  std::map<core::rank_id, cuda_page_pool*> pools;
+  for (const auto& [r, memory] : destinations)
+    pools[r] = &piece_made_by<cuda_page_pool>(*memory, plane, "pages");
+  return std::make_unique<cuda_transfer_engine>(
+      rank, piece_made_by<cuda_page_pool>(source, plane, "pages"), std::move(pools));
 }
 
 cuda_transfer_engine::~cuda_transfer_engine() {

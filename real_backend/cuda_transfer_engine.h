@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "real_backend/copy_lanes.h"
@@ -28,6 +29,11 @@ class cuda_transfer_engine final : public gated_transfer_engine {
   cuda_transfer_engine(core::rank_id rank, cuda_page_pool& source,
                        std::map<core::rank_id, cuda_page_pool*> destinations,
                        std::uint32_t worker_streams = default_worker_streams);
+  // A data plane's engine over pages it made (cuda_page_pools); `plane` names that plane in
+  // the line thrown for pages it did not make.
+  static std::unique_ptr<cuda_transfer_engine> over(
+      core::rank_id rank, page_memory& source,
+      const std::map<core::rank_id, page_memory*>& destinations, const char* plane);
   ~cuda_transfer_engine() override;
   cuda_transfer_engine(const cuda_transfer_engine&) = delete;
   cuda_transfer_engine& operator=(const cuda_transfer_engine&) = delete;

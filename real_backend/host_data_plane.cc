@@ -7,9 +7,12 @@
 #include "real_backend/host_page_pool.h"
 #include "real_backend/host_storage.h"
 #include "real_backend/host_transfer_engine.h"
+#include "real_backend/plane_piece.h"
 
 namespace kvsim::real {
 namespace {
+
+constexpr const char* plane_name = "the host data plane";
 
 constexpr std::size_t gate_bytes = 8;
 
@@ -24,14 +27,6 @@ class host_group final : public group_plane {
     return value;
   }
 };
-
-template <class To, class From>
-To& as(From& from, const char* what) {
-  auto* to = dynamic_cast<To*>(&from);
-  if (to == nullptr) throw real_backend_error(std::string("host data plane: ") + what +
-                                              " of another data plane");
-  return *to;
-}
 
 }  // namespace
 
@@ -62,9 +57,9 @@ std::unique_ptr<gated_transfer_engine> host_data_plane::make_transfer_engine(
     core::rank_id, page_memory& source, const std::map<core::rank_id, page_memory*>& destinations) {
   std::map<core::rank_id, host_page_pool*> pools;
   for (const auto& [rank, memory] : destinations)
-    pools[rank] = &as<host_page_pool>(*memory, "pages");
-  return std::make_unique<host_transfer_engine>(as<host_page_pool>(source, "pages"),
-                                                std::move(pools));
+    pools[rank] = &piece_made_by<host_page_pool>(*memory, plane_name, "pages");
+  return std::make_unique<host_transfer_engine>(
+      piece_made_by<host_page_pool>(source, plane_name, "pages"), std::move(pools));
 }
 
 std::unique_ptr<host_page_memory> host_data_plane::make_host_pages(std::uint32_t slot,
@@ -77,7 +72,8 @@ std::unique_ptr<host_page_memory> host_data_plane::make_host_pages(std::uint32_t
 
 std::unique_ptr<gated_storage> host_data_plane::make_storage(std::uint32_t, core::rank_id,
                                                              host_page_memory& host) {
-  return std::make_unique<host_storage>(as<host_host_page_pool>(host, "host pages"));
+  return std::make_unique<host_storage>(
+      piece_made_by<host_host_page_pool>(host, plane_name, "host pages"));
 }
 
 std::unique_ptr<group_plane> host_data_plane::make_group_plane(std::uint32_t) {

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <vector>
 
+#include "real_backend/cuda_process_plane.h"
 #include "real_backend/errors.h"
 #include "real_backend/host_data_plane.h"
 #include "real_backend/host_page_pool.h"
@@ -25,14 +26,28 @@ std::size_t transfer_region_bytes(const scenarios::scenario_spec& spec) {
          board_bytes(spec.topology.pages_per_rank) + (std::size_t{1} << 20);
 }
 
+std::size_t process_region_bytes(process_plane kind, const scenarios::scenario_spec& spec) {
+  return kind == process_plane::cuda ? cuda_process_plane::region_bytes(spec.topology.pages_per_rank)
+                                     : transfer_region_bytes(spec);
+}
+
+std::unique_ptr<data_plane> plane_over(process_plane kind, shared_region region) {
+  if (kind == process_plane::cuda) return std::make_unique<cuda_process_plane>(std::move(region), 0);
+  return std::make_unique<host_data_plane>(std::move(region));
+}
+
 real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::variant v,
-                                    const std::string& variant_name, const script_options& options) {
-  host_data_plane plane(shared_region::create(transfer_region_bytes(spec)));
+                                    const std::string& variant_name, const script_options& options,
+                                    process_plane kind) {
+  shared_region region = shared_region::create(process_region_bytes(kind, spec));
+  const int region_fd = region.fd();
+  const std::unique_ptr<data_plane> owned_plane = plane_over(kind, std::move(region));
+  data_plane& plane = *owned_plane;
   const run_secret secret = draw_run_secret();
   transfer_context context(spec, v, plane, secret);  // the script's view: keys, gates, board
   const reserved_port port;
   const auto launch = [&](core::rank_id rank) {
-    return rank_process_launch{rank, 2, port.port(), plane.region().fd()};
+    return rank_process_launch{rank, 2, port.port(), region_fd};
   };
 
   spawned_rank decode = spawn_rank_process("the decode rank's process", launch(decode_rank), secret);
@@ -68,8 +83,13 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
       spec.name, variant_name, plane.name(),
       {"prefill rank 0 in process " + std::to_string(prefill_pid) + ", decode rank 1 in process " +
            std::to_string(decode_pid) +
-           ": pages in shared memory (memfd) that both map, copies by prefill's worker threads "
-           "into decode's pages, gates opened across processes",
+           (kind == process_plane::cuda
+                ? " on " + plane.device_of(0) +
+                      ": pages allocated by this process and opened by both by CUDA IPC, copies "
+                      "by prefill's cudaMemcpyAsync into decode's pages, gates as host-mapped "
+                      "words prefill's gate kernel spins on"
+                : ": pages in shared memory (memfd) that both map, copies by prefill's worker "
+                  "threads into decode's pages, gates opened across processes"),
        "control messages over loopback TCP (127.0.0.1:" + std::to_string(port.port()) +
            ", authenticated with a run key drawn for this run); the script hands each rank its "
            "steps over a socketpair"},

@@ -9,6 +9,7 @@
 
 #include "real_backend/errors.h"
 #include "real_backend/host_data_plane.h"
+#include "real_backend/process_launch.h"
 #include "real_backend/rank_thread.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/script_request.h"
@@ -145,7 +146,7 @@ std::vector<real_finding> findings_from_json(const std::string& text) {
 }
 
 void serve_decode_rank(const scenarios::scenario_spec& spec, core::variant v,
-                       host_data_plane& plane, const run_secret& secret, tcp_messenger& wire,
+                       data_plane& plane, const run_secret& secret, tcp_messenger& wire,
                        step_link& link) {
   transfer_context context(spec, v, plane, secret);
   const rank_answers answers{link, context};
@@ -157,7 +158,7 @@ void serve_decode_rank(const scenarios::scenario_spec& spec, core::variant v,
 }
 
 int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, const environment& env,
-                     std::ostream& err) {
+                     std::ostream& err, bool cuda) {
   step_channel channel(inherited_fd(env, script_fd_variable));
   const auto say_failed = [&](const std::string& line) {
     channel.write_line("failed " + line);
@@ -171,7 +172,10 @@ int run_rank_process(const scenarios::scenario_spec& spec, core::variant v, cons
                          describe(launch));
     }
     const run_secret secret = resolve_run_secret(launch, env, std::nullopt);
-    host_data_plane plane(shared_region::attach(inherited_fd(env, host_plane_fd_variable)));
+    const std::unique_ptr<data_plane> owned_plane =
+        plane_over(cuda ? process_plane::cuda : process_plane::host,
+                   shared_region::attach(inherited_fd(env, host_plane_fd_variable)));
+    data_plane& plane = *owned_plane;
     tcp_messenger wire(launch.rank, derive_link_key(secret));
     if (launch.rank == decode_rank) {
       wire.listen(launch.master_addr, launch.master_port);

@@ -23,7 +23,7 @@ bool started_as_rank_process(const environment& env);
 // The fd number the parent handed down in variable `name`; launch_error unless it is one.
 int inherited_fd(const environment& env, const char* name);
 
-class host_data_plane;
+class data_plane;
 class step_link;
 class tcp_messenger;
 struct run_secret;
@@ -34,13 +34,14 @@ struct run_secret;
 // script's steps from it (each parsed strictly, its index checked against the scenario) until
 // told to stop and then to exit. Throws what ended it otherwise.
 void serve_decode_rank(const scenarios::scenario_spec& spec, core::variant v,
-                       host_data_plane& plane, const run_secret& secret, tcp_messenger& wire,
+                       data_plane& plane, const run_secret& secret, tcp_messenger& wire,
                        step_link& link);
 
 // Runs the rank; returns the process's exit status (0; 3 when the run failed, said on the
 // channel and on `err`).
+// `cuda`: the pages on the GPU, opened by CUDA IPC (cuda_process_plane.h); else host memory.
 int run_rank_process(const scenarios::scenario_spec& spec, core::variant v,
-                     const environment& env, std::ostream& err);
+                     const environment& env, std::ostream& err, bool cuda = false);
 
 // The findings as the channel carries them, and back.
 std::string findings_to_json(const std::vector<real_finding>& findings);

@@ -42,8 +42,9 @@ constexpr const char* usage_text =
     "  --ranks N         1 (default): the ranks are threads of this process; N, the\n"
     "                    scenario's ranks (2 for a transfer: prefill and decode; a HiCache\n"
     "                    case's attention group): each rank a process this one starts, the\n"
-    "                    collectives and control messages over loopback TCP (host data plane\n"
-    "                    only), their reports merged into one\n"
+    "                    collectives and control messages over loopback TCP, their reports\n"
+    "                    merged into one; --data-plane host, or cuda for a transfer on one\n"
+    "                    GPU (decode's pages opened by CUDA IPC; untested on hardware)\n"
     "  --launched        this process is one rank of a transfer scenario that torchrun or\n"
     "                    srun started (RANK, WORLD_SIZE or SLURM_PROCID, SLURM_NTASKS; and\n"
     "                    MASTER_ADDR, MASTER_PORT): rank 0 (prefill) runs the script and\n"
@@ -155,9 +156,10 @@ options parse(const std::vector<std::string>& args) {
   if (o.launched && o.data_plane != "host") {
     throw usage_error{"--launched needs --data-plane host (the ranks' pages in shared memory)"};
   }
-  if (o.ranks > 1 && o.data_plane != "host") {
+  if (o.ranks > 1 && !o.data_plane) {
     throw usage_error{"--ranks " + std::to_string(o.ranks) +
-                      " needs --data-plane host (the ranks' pages in host memory)"};
+                      " needs --data-plane host (the ranks' pages in host memory), or cuda for a "
+                      "transfer scenario on a GPU"};
   }
   return o;
 }
@@ -191,6 +193,14 @@ std::unique_ptr<data_plane> make_plane(const options& o, std::uint32_t ranks) {
   std::vector<int> devices;
   for (int d = 0; d < probe.count && devices.size() < ranks; ++d) devices.push_back(d);
   return std::make_unique<cuda_data_plane>(devices);
+}
+
+// --data-plane cuda --ranks 2: refused before any process starts where no GPU is found.
+void require_device() {
+  const device_probe probe = probe_devices();
+  if (probe.count == 0) {
+    throw no_device{"no CUDA device found (" + probe.error + "); --data-plane host runs without one"};
+  }
 }
 
 // The report of a run, as --json or text, and its exit status: 1 with a finding, else 0.
@@ -262,6 +272,13 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
         << "): run it with --ranks " << ranks_of(*it) << " or --ranks 1\n";
     return 2;
   }
+  const bool cuda_processes = o.ranks > 1 && o.data_plane == "cuda";
+  if (cuda_processes && it->kind != scenarios::scenario_kind::transfer) {
+    err << "kvsim real: --data-plane cuda --ranks " << o.ranks
+        << " runs transfer scenarios; '" << it->name
+        << "' is a HiCache case: its ranks run as processes with --data-plane host\n";
+    return 2;
+  }
   if (o.launched && it->kind != scenarios::scenario_kind::transfer) {
     err << "kvsim real: --launched runs transfer scenarios (prefill and decode); '" << it->name
         << "' is a HiCache case: run it with --ranks 1\n";
@@ -271,7 +288,7 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   if (o.launched) return run_launched(o, *it, *v, env, out, err);
   if (started_as_rank_process(env)) {
     return it->kind == scenarios::scenario_kind::transfer
-               ? run_rank_process(*it, *v, env, err)
+               ? run_rank_process(*it, *v, env, err, cuda_processes)
                : run_prefetch_rank_process(*it, *v, env, err);
   }
   try {
@@ -282,6 +299,10 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
   }
   try {
     const real_outcome outcome = [&] {
+      if (cuda_processes) {
+        require_device();
+        return run_transfer_processes(*it, *v, o.variant, {}, process_plane::cuda);
+      }
       if (o.ranks > 1) {
         return it->kind == scenarios::scenario_kind::transfer
                    ? run_transfer_processes(*it, *v, o.variant)

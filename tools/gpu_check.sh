@@ -6,6 +6,8 @@
 #   - the same on the host data plane (`--data-plane host`), a transfer scenario's prefill
 #     and decode as two processes (`--ranks 2`), and a HiCache case's attention group one
 #     process per rank (`--ranks N`, collectives over TCP), where this kvsim real has them;
+#   - page42 red (B1) and green (safe) with prefill and decode as two processes on the GPU
+#     (`--data-plane cuda --ranks 2`: decode's pages by CUDA IPC), where this kvsim real has it;
 #   - the NCCL check: one process on one GPU; one process per GPU (torchrun's variables on
 #     loopback, a fresh run key) on several;
 #   - the gpu-labelled tests and the real backend's host tests;
@@ -29,7 +31,7 @@ set -euo pipefail
 repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo_root"
 
-usage_lines=26  # the comment above, for --help
+usage_lines=28  # the comment above, for --help
 die_usage() { echo "gpu_check: $*" >&2; exit 2; }
 
 build_dir=build
@@ -249,6 +251,24 @@ if [[ ${#cuda_args[@]} -gt 0 ]]; then
   done
 else
   row "host data plane" SKIP "this kvsim real has no --data-plane"
+fi
+
+# --- the CUDA data plane across processes: page42's prefill and decode on one GPU ---------------
+# Decode's pages opened by CUDA IPC, the gates host-mapped words (cuda_process_plane.h); never
+# run on hardware before a GPU was lent.
+if [[ ${#cuda_args[@]} -eq 0 ]]; then
+  :  # no --data-plane at all: the host data plane's SKIP row says so
+elif grep -q "cuda for a transfer" <<<"$real_help"; then
+  page42_expected=""
+  for entry in "${names[@]}"; do
+    IFS='|' read -r name kind breaking expected <<<"$entry"
+    [[ "$name" == page42 ]] && page42_expected="$expected"
+  done
+  run_scenario "cuda, 2 processes: page42 B1" page42 B1 "$page42_expected" cuda \
+    --data-plane cuda --ranks 2
+  run_scenario "cuda, 2 processes: page42 safe" page42 safe "" cuda --data-plane cuda --ranks 2
+else
+  row "cuda, 2 processes" SKIP "this kvsim real has no --data-plane cuda --ranks 2"
 fi
 
 # --- NCCL through the launcher path ------------------------------------------------------------

@@ -65,7 +65,11 @@ TEST(RealCommand, UsageErrorsAreOneLineAndExit2) {
   }
   expect_one_line_error(real({"--scenario", "page42", "--ranks", "2"}),
                         "kvsim real: --ranks 2 needs --data-plane host (the ranks' pages in host "
-                        "memory)");
+                        "memory), or cuda for a transfer scenario on a GPU");
+  expect_one_line_error(
+      real({"--scenario", "hicache_local_active", "--data-plane", "cuda", "--ranks", "2"}),
+      "kvsim real: --data-plane cuda --ranks 2 runs transfer scenarios; 'hicache_local_active' "
+      "is a HiCache case: its ranks run as processes with --data-plane host");
   // --ranks N is every rank a process: N must be the scenario's ranks.
   expect_one_line_error(real({"--scenario", "page42", "--data-plane", "host", "--ranks", "3"}),
                         "kvsim real: --ranks 3 runs each rank as a process, but 'page42' has 2 "
@@ -149,9 +153,15 @@ TEST(RealCommand, WithoutAGpuItSaysSoInOneLineAndExits2) {
   const device_probe probe = probe_devices();
   if (probe.count > 0)
     GTEST_SKIP() << "this machine has a GPU: the gpu-labelled tests run the scenarios";
-  for (const char* scenario : {"page42", "hicache_local_active"}) {
-    const ran r =
-        real({"--scenario", scenario, "--variant", "safe", "--data-plane", "cuda", "--json"});
+  // One process, and prefill and decode as two processes on the GPU (--ranks 2: refused
+  // before any process starts).
+  const std::vector<std::vector<std::string>> runs = {
+      {"--scenario", "page42", "--variant", "safe", "--data-plane", "cuda", "--json"},
+      {"--scenario", "hicache_local_active", "--variant", "safe", "--data-plane", "cuda", "--json"},
+      {"--scenario", "page42", "--variant", "B1", "--data-plane", "cuda", "--ranks", "2"},
+  };
+  for (const auto& args : runs) {
+    const ran r = real(args);
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.out, "");
     EXPECT_EQ(r.err.find("kvsim real: no CUDA device found (cudaGetDeviceCount: "), 0u) << r.err;

@@ -146,5 +146,19 @@ grep -q -- "--scenario page42 --variant B1 .*--data-plane host --ranks 2" "$work
 grep -q -- "--scenario page42 --variant B1 .*--data-plane cuda" "$work/host.calls" ||
   fail "host_plane: the GPU rows did not ask for the GPU"
 
+# --- every rank a process: a HiCache case's group on the host, page42 on the GPU ------------------
+check processes 0 faked FAKE_DATA_PLANE=2 FAKE_CALLS="$work/processes.calls"
+table_last processes "all checks passed"
+row_of processes "cuda, 2 processes: page42 B1" | grep -q "PASS  *found I3,I1,I7" ||
+  fail "processes: no GPU two-process row for page42 B1"
+row_of processes "cuda, 2 processes: page42 safe" | grep -q "PASS  *no finding" ||
+  fail "processes: no GPU two-process row for page42 safe"
+row_of processes "host, 2 processes: hicache_local_active H2" | grep -q "PASS  *found I6" ||
+  fail "processes: no HiCache row with its ranks as processes"
+grep -q -- "--scenario page42 --variant B1 .*--data-plane cuda --ranks 2" "$work/processes.calls" ||
+  fail "processes: page42 never ran as two processes on the GPU"
+row_of host_plane "cuda, 2 processes" | grep -q "SKIP" ||
+  fail "host_plane: a kvsim real without cuda processes, yet no SKIP row"
+
 if [[ $failures -eq 0 ]]; then echo "gpu_check_test: all cases passed"; fi
 [[ $failures -eq 0 ]]
