@@ -20,6 +20,7 @@
 #include "real_backend/script_support.h"
 #include "real_backend/transfer_script.h"
 #include "scenarios/catalogue.h"
+#include "scenarios/scenario_caps.h"
 
 namespace kvsim::real {
 namespace {
@@ -65,8 +66,8 @@ constexpr const char* usage_text =
     "  --new-run-key     prints a fresh run key (libsodium's CSPRNG) for KVSIM_RUN_KEY\n"
     "Exit status: 0 no finding, 1 a finding, 2 usage error or no GPU, 3 the run failed.\n";
 
-// --ranks: at most a HiCache attention group's (scenarios/scenario_caps.h).
-constexpr std::uint32_t ranks_max = 64;
+// --ranks: at most the ranks a scenario may have on a side (a HiCache attention group).
+constexpr std::uint32_t ranks_max = scenarios::caps::ranks_per_side_max;
 
 struct options {
   std::optional<std::string> scenario;
@@ -110,10 +111,11 @@ options parse(const std::vector<std::string>& args) {
       const std::string n = value();
       const bool digits =
           !n.empty() && n.size() <= 2 && n.find_first_not_of("0123456789") == std::string::npos;
-      if (!digits || std::stoul(n) < 1 || std::stoul(n) > ranks_max) {
+      const unsigned long ranks = digits ? std::stoul(n) : 0;
+      if (ranks < 1 || ranks > ranks_max) {
         throw usage_error{"--ranks is 1.." + std::to_string(ranks_max) + " (got '" + n + "')"};
       }
-      o.ranks = static_cast<std::uint32_t>(std::stoul(n));
+      o.ranks = static_cast<std::uint32_t>(ranks);
     } else if (a == "--launched") {
       o.launched = true;
     } else if (a == "--trace") {
