@@ -58,10 +58,12 @@ struct prefetch_world::parts {
   };
 
   parts(const scenario_spec& s, core::variant v, sim::strategy& chooser,
-        const sim::fault_profile& faults)
+        const sim::fault_profile& faults, sim::fiber_stacks* stack_pool)
       : spec(s),
         variant(v),
-        world(chooser, sim::world_config{s.step_limit, 256 * 1024, faults}),
+        world(chooser, sim::world_config{.step_limit = s.step_limit,
+                                         .faults = faults,
+                                         .stack_pool = stack_pool}),
         group(world, 0, members_of(s)),
         pool_tap(*this) {
     std::map<core::room_id, core::generation_t> generations;
@@ -185,8 +187,8 @@ struct prefetch_world::parts {
 };
 
 prefetch_world::prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                               const sim::fault_profile& faults)
-    : parts_(std::make_unique<parts>(spec, v, chooser, faults)) {}
+                               const sim::fault_profile& faults, sim::fiber_stacks* stack_pool)
+    : parts_(std::make_unique<parts>(spec, v, chooser, faults, stack_pool)) {}
 
 prefetch_world::~prefetch_world() = default;
 

@@ -33,10 +33,10 @@ class prefetch_world final : public scenario_world {
  public:
   // Built through make_scenario_world (which draws the fault profile from a seed).
   prefetch_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                 const sim::fault_profile& faults);
+                 const sim::fault_profile& faults, sim::fiber_stacks* stack_pool = nullptr);
   // Reads `spec` as it runs: the caller keeps it alive (make_scenario_world).
   prefetch_world(scenario_spec&& spec, core::variant v, sim::strategy& chooser,
-                 const sim::fault_profile& faults) = delete;
+                 const sim::fault_profile& faults, sim::fiber_stacks* stack_pool = nullptr) = delete;
   ~prefetch_world();
 
   sim::world& world() override;

@@ -13,17 +13,20 @@ std::uint32_t bit(sim::fault_kind kind) { return 1u << static_cast<unsigned>(kin
 }  // namespace
 
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
-                                                    sim::strategy& chooser, std::uint64_t seed) {
-  return make_scenario_world(spec, v, chooser, sim::fault_profile::draw(seed, allowed_faults(spec)));
+                                                    sim::strategy& chooser, std::uint64_t seed,
+                                                    sim::fiber_stacks* stack_pool) {
+  return make_scenario_world(spec, v, chooser, sim::fault_profile::draw(seed, allowed_faults(spec)),
+                             stack_pool);
 }
 
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
                                                     sim::strategy& chooser,
-                                                    const sim::fault_profile& faults) {
+                                                    const sim::fault_profile& faults,
+                                                    sim::fiber_stacks* stack_pool) {
   if (spec.kind == scenario_kind::prefetch) {
-    return std::make_unique<prefetch_world>(spec, v, chooser, faults);
+    return std::make_unique<prefetch_world>(spec, v, chooser, faults, stack_pool);
   }
-  return std::make_unique<transfer_world>(spec, v, chooser, faults);
+  return std::make_unique<transfer_world>(spec, v, chooser, faults, stack_pool);
 }
 
 std::uint32_t allowed_faults(const scenario_spec& spec) {

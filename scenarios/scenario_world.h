@@ -25,19 +25,24 @@ class scenario_world {
 
 // The world reads `spec` as it runs and does not copy it (a search builds a world per seed
 // from one spec): the caller keeps it alive until the world is destroyed, so a temporary is
-// refused at compile time.
+// refused at compile time. `stack_pool`: where the actors' fiber stacks come from (a search
+// passes one pool to every world it builds, sim::world_config::stack_pool); null: the world's own.
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
-                                                    sim::strategy& chooser, std::uint64_t seed);
+                                                    sim::strategy& chooser, std::uint64_t seed,
+                                                    sim::fiber_stacks* stack_pool = nullptr);
 // With an explicit fault profile instead of the seed's draw (replaying or shrinking a trace).
 std::unique_ptr<scenario_world> make_scenario_world(const scenario_spec& spec, core::variant v,
                                                     sim::strategy& chooser,
-                                                    const sim::fault_profile& faults);
+                                                    const sim::fault_profile& faults,
+                                                    sim::fiber_stacks* stack_pool = nullptr);
 std::unique_ptr<scenario_world> make_scenario_world(scenario_spec&& spec, core::variant v,
                                                     sim::strategy& chooser,
-                                                    std::uint64_t seed) = delete;
+                                                    std::uint64_t seed,
+                                                    sim::fiber_stacks* stack_pool = nullptr) = delete;
 std::unique_ptr<scenario_world> make_scenario_world(scenario_spec&& spec, core::variant v,
                                                     sim::strategy& chooser,
-                                                    const sim::fault_profile& faults) = delete;
+                                                    const sim::fault_profile& faults,
+                                                    sim::fiber_stacks* stack_pool = nullptr) = delete;
 
 // The fault kinds a scenario allows (bit i = sim::fault_kind i); swarm draws among them.
 std::uint32_t allowed_faults(const scenario_spec& spec);

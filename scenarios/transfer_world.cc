@@ -118,11 +118,12 @@ struct transfer_world::parts {
   };
 
   parts(const scenario_spec& s, core::variant v, sim::strategy& chooser,
-        const sim::fault_profile& faults)
+        const sim::fault_profile& faults, sim::fiber_stacks* stack_pool)
       : spec(s),
         variant(v),
-        world(chooser, sim::world_config{s.step_limit, 256 * 1024,
-                                         faults}),
+        world(chooser, sim::world_config{.step_limit = s.step_limit,
+                                         .faults = faults,
+                                         .stack_pool = stack_pool}),
         liveness(world),
         network(world) {
     network.set_liveness(liveness);
@@ -712,8 +713,8 @@ struct transfer_world::parts {
 };
 
 transfer_world::transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                               const sim::fault_profile& faults)
-    : parts_(std::make_unique<parts>(spec, v, chooser, faults)) {}
+                               const sim::fault_profile& faults, sim::fiber_stacks* stack_pool)
+    : parts_(std::make_unique<parts>(spec, v, chooser, faults, stack_pool)) {}
 
 transfer_world::~transfer_world() = default;
 

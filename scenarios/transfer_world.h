@@ -25,10 +25,10 @@ class transfer_world final : public scenario_world {
  public:
   // Built through make_scenario_world (which draws the fault profile from a seed).
   transfer_world(const scenario_spec& spec, core::variant v, sim::strategy& chooser,
-                 const sim::fault_profile& faults);
+                 const sim::fault_profile& faults, sim::fiber_stacks* stack_pool = nullptr);
   // Reads `spec` as it runs: the caller keeps it alive (make_scenario_world).
   transfer_world(scenario_spec&& spec, core::variant v, sim::strategy& chooser,
-                 const sim::fault_profile& faults) = delete;
+                 const sim::fault_profile& faults, sim::fiber_stacks* stack_pool = nullptr) = delete;
   ~transfer_world();
 
   sim::world& world() override;

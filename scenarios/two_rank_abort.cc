@@ -45,8 +45,8 @@ std::int64_t as_value(core::kv_status status) { return static_cast<std::int64_t>
 struct two_rank_abort_world::parts {
   parts(sim::strategy& chooser, std::uint64_t seed, two_rank_options opts)
       : options(opts),
-        world(chooser, sim::world_config{opts.step_limit, 256 * 1024,
-                                         sim::fault_profile::draw(seed, faults_of_this_world())}),
+        world(chooser, sim::world_config{.step_limit = opts.step_limit,
+                                         .faults = sim::fault_profile::draw(seed, faults_of_this_world())}),
         prefill_memory(world, prefill_rank, opts.pool_pages, opts.page_bytes),
         decode_memory(world, decode_rank, opts.pool_pages, opts.page_bytes),
         prefill_ledger(prefill_rank, opts.pool_pages, world.core_sink()),

@@ -55,16 +55,23 @@ void keep_the_heap_between_runs() {
 }  // namespace
 
 fiber_stacks::~fiber_stacks() {
-  KVSIM_SIM_ASSERT(outstanding_ == 0, "a fiber stack was not handed back before its world ended");
+  KVSIM_SIM_ASSERT(outstanding_ == 0, "a fiber stack was not handed back before its pool ended");
+  for (char* bottom : kept_) std::free(bottom);
 }
 
 boost::context::stack_context fiber_stacks::allocate() {
   keep_the_heap_between_runs();
-  // From the heap, which (tuned above) keeps the stacks a finished world freed for the next
-  // one: no page faults for memory a run has just released, and no cache of our own that
-  // would have to be global or thread-local (the sim layer holds no such state).
-  char* bottom = static_cast<char*>(std::malloc(stack_bytes_));
-  if (bottom == nullptr) throw std::bad_alloc();
+  // A kept stack first; else from the heap, which (tuned above) keeps what a world with its
+  // own pool freed for the next one. The pool is the caller's, never global or thread-local
+  // (the sim layer holds no such state).
+  char* bottom = nullptr;
+  if (!kept_.empty()) {
+    bottom = kept_.back();
+    kept_.pop_back();
+  } else {
+    bottom = static_cast<char*>(std::malloc(stack_bytes_));
+    if (bottom == nullptr) throw std::bad_alloc();
+  }
   ++outstanding_;
   boost::context::stack_context stack;
   stack.size = stack_bytes_;
@@ -76,9 +83,16 @@ boost::context::stack_context fiber_stacks::allocate() {
 
 void fiber_stacks::deallocate(boost::context::stack_context& stack) noexcept {
   char* bottom = static_cast<char*>(stack.sp) - stack.size;
+  KVSIM_SIM_ASSERT(stack.size == stack_bytes_, "a fiber stack came back to a pool of another size");
   unpoison_stack_region(bottom, stack.size);
   --outstanding_;
-  std::free(bottom);
+  // Kept, not freed. push_back may allocate (and throw) only when the list outgrows every
+  // earlier run's; then the stack is freed instead, which loses nothing but the reuse.
+  try {
+    kept_.push_back(bottom);
+  } catch (...) {
+    std::free(bottom);
+  }
 }
 
 }  // namespace kvsim::sim

@@ -8,23 +8,29 @@
 // know the stack's bounds (google/sanitizers issue 189). Debian's Boost.Context is not built
 // with BOOST_USE_ASAN, so the switch annotations are not available to do this for us.
 //
-// Stacks come from the heap, which is told (once per process) to keep freed memory: the next
-// world's stacks reuse the blocks the last world freed. Building a Boost pool per world cost
-// every run fresh mappings and the page faults of first touching each stack (10% of a run
-// with 32 decode ranks). Only memory is reused: a fiber never reads its stack before writing
-// it, so nothing of one run reaches the next.
+// A stack that comes back is kept for the next one asked for, not freed: one pool may serve
+// every run of a search (world_config::stack_pool), so a run after the first takes no fresh
+// memory for its fibers. That matters most under AddressSanitizer, whose allocator maps and
+// unmaps every block this size afresh (a DPOR search spent ~60% of its time in those mappings
+// and the page faults behind them, 2.4x its time with a pool). Only memory is reused: a fiber
+// never reads its stack before writing it, so nothing of one run reaches the next.
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
+#include <vector>
 
 namespace kvsim::sim {
 
 // Marks [bottom, bottom + bytes) addressable again in ASan builds; nothing otherwise.
 void unpoison_stack_region(void* bottom, std::size_t bytes);
 
+// The stack size of every simulated actor: deep enough for a checker's work on the actor's
+// stack with room to spare, also under AddressSanitizer's larger frames.
+inline constexpr std::size_t default_stack_bytes = 256 * 1024;
+
 class fiber_stacks {
  public:
-  explicit fiber_stacks(std::size_t stack_bytes) : stack_bytes_(stack_bytes) {}
-  ~fiber_stacks();
+  explicit fiber_stacks(std::size_t stack_bytes = default_stack_bytes) : stack_bytes_(stack_bytes) {}
+  ~fiber_stacks();  // every stack must be back (asserted); the kept ones are freed
   fiber_stacks(const fiber_stacks&) = delete;
   fiber_stacks& operator=(const fiber_stacks&) = delete;
 
@@ -32,14 +38,18 @@ class fiber_stacks {
   void deallocate(boost::context::stack_context& stack) noexcept;
   // The stack handed out most recently (the world records it for the actor it launches).
   const boost::context::stack_context& last_allocated() const { return last_; }
+  std::size_t stack_bytes() const { return stack_bytes_; }
+  std::size_t outstanding() const { return outstanding_; }
+  std::size_t kept() const { return kept_.size(); }
 
  private:
   std::size_t stack_bytes_;
   std::size_t outstanding_ = 0;  // handed out and not yet back
+  std::vector<char*> kept_;      // came back, ready for the next allocate (lowest addresses)
   boost::context::stack_context last_;
 };
 
-// A reference to one world's pool that Boost.Fiber can copy into each fiber it creates.
+// A reference to a pool that Boost.Fiber can copy into each fiber it creates.
 class fiber_stack_ref {
  public:
   explicit fiber_stack_ref(fiber_stacks& stacks) : stacks_(&stacks) {}

@@ -33,7 +33,13 @@ bool scheduling_algorithm::has_ready_fibers() const noexcept {
 }
 
 world::world(strategy& chooser, world_config config)
-    : strategy_(chooser), config_(config), stream_(chooser), stacks_(config.stack_bytes) {
+    : strategy_(chooser),
+      config_(config),
+      stream_(chooser),
+      own_stacks_(config.stack_bytes),
+      stacks_(config.stack_pool != nullptr ? *config.stack_pool : own_stacks_) {
+  KVSIM_SIM_ASSERT(stacks_.stack_bytes() == config_.stack_bytes,
+                   "a world was given a fiber stack pool of another stack size");
   config_.record_steps = config_.record_steps || chooser.wants_step_log();
   // Room for a typical run's log (page42: ~180 events), so that it does not grow by
   // reallocating and moving every event half a dozen times.

@@ -40,10 +40,14 @@ struct actor_ended {};
 
 struct world_config {
   std::uint64_t step_limit = 20'000;  // more schedule steps than this is a livelock finding
-  std::size_t stack_bytes = 256 * 1024;
+  std::size_t stack_bytes = default_stack_bytes;
   fault_profile faults;
   // Keep the step log (sim/step_log.h): what each step touched, for the model checker.
   bool record_steps = false;
+  // Where the actors' fiber stacks come from and go back to: a search passes one pool to
+  // every world it builds, so stacks are reused from run to run (fiber_stacks.h). Null: the
+  // world has its own. A pool must outlive the worlds it serves and have their stack_bytes.
+  fiber_stacks* stack_pool = nullptr;
 };
 
 enum class run_end : std::uint8_t {
@@ -241,7 +245,8 @@ class world {
   strategy& strategy_;
   world_config config_;
   decision_stream stream_;
-  fiber_stacks stacks_;
+  fiber_stacks own_stacks_;  // used when the config names no pool (empty otherwise)
+  fiber_stacks& stacks_;     // config_.stack_pool, or own_stacks_
   // Each record on its own: records never move when actors spawn mid-run (an actor holds a
   // reference to its own across a switch). A vector of owners indexes in one load, where the
   // std::deque this was cost a division per lookup, on every step.

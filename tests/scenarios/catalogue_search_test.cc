@@ -40,13 +40,14 @@ enum class strategy_kind { random, pct3 };
 search_result search(const scenario_spec& spec, core::variant v, std::uint64_t runs,
                      bool stop_at_first, strategy_kind kind = strategy_kind::random) {
   search_result result;
+  sim::fiber_stacks stacks;  // one pool for every run, as kvsim's searches have
   for (std::uint64_t seed = 1; seed <= runs; ++seed) {
     sim::random_walk random(seed);
     // PCT's change points are spread over the first 100 steps: these runs take 30 to 60.
     sim::pct prioritized(seed, 3, 100);
     sim::strategy& chooser =
         kind == strategy_kind::random ? static_cast<sim::strategy&>(random) : prioritized;
-    const auto w = make_scenario_world(spec, v, chooser, seed);
+    const auto w = make_scenario_world(spec, v, chooser, seed, &stacks);
     properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
                                     spec.heal_bound_us);
     checkers.attach(w->world());

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "properties/all_checkers.h"
@@ -29,8 +30,10 @@ scenario_spec from_catalogue(const std::string& name) {
 // One run of the scenario as the search wants it: a fresh world (seed 1: its fault profile),
 // every checker attached.
 sim::dfs_run_fn scenario_run(const scenario_spec& spec, core::variant v) {
-  return [&spec, v](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-    const auto w = make_scenario_world(spec, v, chooser, 1);
+  // One pool of fiber stacks for every run of the search, as kvsim's searches have.
+  return [&spec, v, stacks = std::make_shared<sim::fiber_stacks>()](
+             sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
+    const auto w = make_scenario_world(spec, v, chooser, 1, stacks.get());
     properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
                                     spec.heal_bound_us);
     checkers.attach(w->world());

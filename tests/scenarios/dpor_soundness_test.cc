@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include "properties/all_checkers.h"
@@ -30,8 +31,10 @@ scenario_spec from_catalogue(const std::string& name) {
 }
 
 sim::dpor_run_fn scenario_run(const scenario_spec& spec, core::variant v) {
-  return [&spec, v](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-    const auto w = make_scenario_world(spec, v, chooser, faults_as_choices(spec));
+  // One pool of fiber stacks for every run of the search, as kvsim's searches have.
+  return [&spec, v, stacks = std::make_shared<sim::fiber_stacks>()](
+             sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
+    const auto w = make_scenario_world(spec, v, chooser, faults_as_choices(spec), stacks.get());
     properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
                                     spec.heal_bound_us);
     checkers.attach(w->world());

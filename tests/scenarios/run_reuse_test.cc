@@ -1,5 +1,5 @@
-// Runs one after another on a thread share what a world reuses (its thread's fiber stacks,
-// sim/fiber_stacks.h); none of that may carry state from one run into the next. Each run is
+// Runs one after another share what a search reuses (one pool of fiber stacks for all of its
+// runs, sim/fiber_stacks.h); none of that may carry state from one run into the next. Each run is
 // judged by its decisions (their hash) and its whole trace (a digest of its JSON), and these
 // must not depend on which runs came before it: seeds forward, backward, and interleaved with
 // other scenarios and variants give each (scenario, variant, seed) the same run.
@@ -50,12 +50,13 @@ const scenario_spec& scenario(const std::string& name) {
   throw std::runtime_error("no scenario " + name + " in the catalogue");
 }
 
-run_fingerprint run(const run_key& key) {
+// `stacks`: the pool the run's world takes its fiber stacks from (null: the world's own).
+run_fingerprint run(const run_key& key, sim::fiber_stacks* stacks) {
   const scenario_spec& spec = scenario(key.scenario);
   const core::variant v = *variant_from_name(key.variant);
   sim::random_walk chooser(key.seed);
   const sim::fault_profile faults = sim::fault_profile::draw(key.seed, allowed_faults(spec));
-  const auto w = make_scenario_world(spec, v, chooser, faults);
+  const auto w = make_scenario_world(spec, v, chooser, faults, stacks);
   properties::checker_set checkers(properties::liveness_from_us(faults), spec.heal_bound_us);
   checkers.attach(w->world());
   w->run();
@@ -65,8 +66,18 @@ run_fingerprint run(const run_key& key) {
 
 using fingerprints = std::map<run_key, run_fingerprint>;
 
+// Each run of `order` with fresh stacks of its own world.
+void run_alone(const std::vector<run_key>& order, fingerprints& out) {
+  for (const run_key& key : order) out[key] = run(key, nullptr);
+}
+
+// Every run of `order` takes its stacks from one pool, as a search's runs do: each run after
+// the first on stacks the runs before it used.
 void run_all(const std::vector<run_key>& order, fingerprints& out) {
-  for (const run_key& key : order) out[key] = run(key);
+  sim::fiber_stacks stacks;
+  for (const run_key& key : order) out[key] = run(key, &stacks);
+  EXPECT_EQ(stacks.outstanding(), 0u);
+  EXPECT_GT(stacks.kept(), 0u);  // the stacks came back to the pool, not to the heap
 }
 
 // A transfer and a prefetch world (different actors and stack counts), safe and broken.
@@ -75,13 +86,18 @@ const std::vector<std::pair<std::string, std::string>> mixes = {
 constexpr std::uint64_t seeds = 50;
 
 TEST(RunReuse, ARunDoesNotDependOnTheRunsBeforeIt) {
-  // Reference: each scenario's seeds forward, one scenario after another.
+  // Reference: each scenario's seeds forward, one scenario after another, each run on fresh
+  // stacks of its own.
   std::vector<run_key> forward;
   for (const auto& [name, variant] : mixes) {
     for (std::uint64_t seed = 1; seed <= seeds; ++seed) forward.push_back({name, variant, seed});
   }
   fingerprints reference;
-  run_all(forward, reference);
+  run_alone(forward, reference);
+
+  // The same order on one pool.
+  fingerprints pooled;
+  run_all(forward, pooled);
 
   // The same runs backward, scenario order reversed too.
   const std::vector<run_key> backward(forward.rbegin(), forward.rend());
@@ -98,6 +114,8 @@ TEST(RunReuse, ARunDoesNotDependOnTheRunsBeforeIt) {
 
   ASSERT_EQ(reference.size(), mixes.size() * seeds);
   for (const auto& [key, print] : reference) {
+    EXPECT_EQ(pooled.at(key), print) << key.scenario << " " << key.variant << " seed " << key.seed
+                                     << " forward on one pool";
     EXPECT_EQ(reversed.at(key), print) << key.scenario << " " << key.variant << " seed " << key.seed
                                        << " backward";
     EXPECT_EQ(mixed.at(key), print) << key.scenario << " " << key.variant << " seed " << key.seed

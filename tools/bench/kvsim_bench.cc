@@ -127,9 +127,10 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
   std::int64_t decisions = 0;
   std::int64_t runs = 0;
   std::uint64_t seed = 1;
-  // As explore's job loop: one setup, its seed and faults set per run.
+  // As explore's job loop: one setup and one pool of fiber stacks, its seed and faults set per run.
+  kvsim::sim::fiber_stacks stacks;
   run_setup setup{spec, kvsim::core::variant::safe(), random.text(), 0, {},
-                  kvsim::properties::checker_family::all};
+                  kvsim::properties::checker_family::all, &stacks};
   const std::uint64_t allocations_before = kvsim::bench::allocations_so_far();
   for (auto _ : state) {
     setup.seed = seed;
@@ -156,10 +157,11 @@ void BM_Page42BuildOnly(benchmark::State& state) {
   using namespace kvsim;
   const scenarios::scenario_spec spec = catalogue_scenario("page42");
   std::uint64_t seed = 1;
+  sim::fiber_stacks stacks;  // as explore's job loop
   for (auto _ : state) {
     const sim::fault_profile faults = tools::faults_for(spec, seed);
     sim::random_walk chooser(seed++);
-    const auto w = scenarios::make_scenario_world(spec, core::variant::safe(), chooser, faults);
+    const auto w = scenarios::make_scenario_world(spec, core::variant::safe(), chooser, faults, &stacks);
     properties::checker_set checkers(properties::liveness_from_us(faults), spec.heal_bound_us);
     checkers.attach(w->world());
     benchmark::DoNotOptimize(w.get());

@@ -54,8 +54,10 @@ int cmd_check_declarations(const arguments& args, std::ostream& out) {
   }
   std::size_t violations = 0;
   for (const scenarios::scenario_spec& spec : specs) {
+    sim::fiber_stacks stacks;  // one pool for every run of the check
     const run_setup setup{spec, variant, "declaration-check", 1,
-                          scenarios::faults_as_choices(spec), properties::checker_family::all};
+                          scenarios::faults_as_choices(spec), properties::checker_family::all,
+                          &stacks};
     const sim::dpor_run_fn run = [&setup](sim::strategy& chooser,
                                           const std::function<void(const sim::world&)>& inspect) {
       run_inspecting(setup, chooser,

@@ -73,6 +73,7 @@ class shrinker {
     sim::guided_replay chooser(decisions, std::move(calm));
     run_setup setup = loaded_.setup("shrink");
     setup.faults = faults;
+    setup.stack_pool = &stacks_;
     const run_report report = run_once(setup, chooser, keep::outcome_only);
     if (!report.found || report.found->invariant != invariant_) return std::nullopt;
     return attempt{faults, report.decisions, chooser.preemption_points(), report.outcome.steps};
@@ -112,6 +113,7 @@ class shrinker {
   std::uint64_t tries() const { return tries_; }
 
  private:
+  sim::fiber_stacks stacks_;  // one pool for every attempt
   // The shortest recorded prefix after which calm choices still reach the invariant
   // (bisection; the calm continuation makes most prefixes either work or not).
   bool shorten(attempt& best) {

@@ -115,7 +115,9 @@ void run_job(const search_request& request, std::uint64_t job, steady::time_poin
   trace_quota quota(request);
   // One setup for the job, its seed and faults set per run: the scenario is copied once per
   // job, not per run, unless each seed generates its own.
-  run_setup setup{request.spec, request.variant, request.strategy.text(), 0, {}, request.checkers};
+  sim::fiber_stacks stacks;  // one pool for every run of the job
+  run_setup setup{request.spec, request.variant, request.strategy.text(), 0, {}, request.checkers,
+                  &stacks};
   while (interrupt_signal() == 0) {
     if (request.budget_seconds && seconds_since(start) >= *request.budget_seconds) return;
     const auto seed = seeds.next();
@@ -376,8 +378,9 @@ search_result search_dfs(const search_request& request) {
   options.sleep_sets = true;
   if (request.max_seed) options.max_runs = *request.max_seed;
   options.stop_at_first_finding = request.stop_at_first_finding;
+  sim::fiber_stacks stacks;  // one pool for every run of the search
   const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults,
-                        request.checkers};
+                        request.checkers, &stacks};
   exhaustive_runs observed(request, setup);
   const sim::dfs_result dfs = sim::dfs_search(
       [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
@@ -412,8 +415,9 @@ search_result search_dpor(const search_request& request, const progress_fn& prog
   options.max_faults = request.max_faults;
   if (request.max_seed) options.max_runs = *request.max_seed;
   options.stop_at_first_finding = request.stop_at_first_finding;
+  sim::fiber_stacks stacks;  // one pool for every run of the search
   const run_setup setup{request.spec, request.variant, request.strategy.text(), dpor_seed, faults,
-                        request.checkers};
+                        request.checkers, &stacks};
   exhaustive_runs observed(request, setup);
   auto last_progress = steady::now();
   const sim::dpor_run_fn run_fn = [&](sim::strategy& chooser,

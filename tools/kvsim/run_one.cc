@@ -39,7 +39,8 @@ sim::trace trace_of(const run_setup& setup, const sim::world& world) {
 }
 
 void run_inspecting(const run_setup& setup, sim::strategy& chooser, const inspector& inspect) {
-  const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults);
+  const auto w = scenarios::make_scenario_world(setup.spec, setup.variant, chooser, setup.faults,
+                                                setup.stack_pool);
   properties::checker_set checkers(properties::liveness_from_us(setup.faults), setup.spec.heal_bound_us);
   checkers.attach(w->world(), setup.checkers);
   const sim::run_outcome outcome = w->run();

@@ -29,6 +29,10 @@ struct run_setup {
   std::uint64_t seed = 0;
   sim::fault_profile faults;  // usually drawn from the seed (faults_for)
   properties::checker_family checkers = properties::checker_family::all;
+  // Where the run's fiber stacks come from: a search passes one pool to all of its runs, so
+  // each run after the first reuses the stacks (sim/fiber_stacks.h). Null: the world's own.
+  // Never part of what a run means: the same setup with or without a pool runs the same.
+  sim::fiber_stacks* stack_pool = nullptr;
 };
 
 struct run_report {
