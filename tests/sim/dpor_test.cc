@@ -57,10 +57,18 @@ void expect_sound(const char* name, const dpor_run_fn& run, std::uint32_t max_fa
       << name;
 }
 
+// The config of a search's worlds: one pool of fiber stacks for every run, as kvsim's searches
+// have (under AddressSanitizer, fresh stacks per run would cost most of these tests' time).
+world_config pooled(const std::shared_ptr<fiber_stacks>& stacks) {
+  world_config config;
+  config.stack_pool = stacks.get();
+  return config;
+}
+
 // Two actors on ranks 0 and 1 that each take k steps touching only their own rank.
 dpor_run_fn independent_pair(std::uint32_t k) {
-  return [k](strategy& chooser, const inspect_fn& inspect) {
-    world w(chooser, world_config{});
+  return [k, stacks = std::make_shared<fiber_stacks>()](strategy& chooser, const inspect_fn& inspect) {
+    world w(chooser, pooled(stacks));
     for (core::rank_id rank : {0u, 1u}) {
       w.spawn({rank, "worker", 0}, [&w, k] {
         for (std::uint32_t i = 1; i < k; ++i) w.step();
@@ -76,8 +84,9 @@ dpor_run_fn independent_pair(std::uint32_t k) {
 // counter is a declared object, unless `declared` is false (then the search cannot see the
 // race: what an undeclared cross-rank read costs).
 dpor_run_fn racing_pair(std::uint32_t bystander_steps, bool declared = true) {
-  return [bystander_steps, declared](strategy& chooser, const inspect_fn& inspect) {
-    world w(chooser, world_config{});
+  return [bystander_steps, declared, stacks = std::make_shared<fiber_stacks>()](
+             strategy& chooser, const inspect_fn& inspect) {
+    world w(chooser, pooled(stacks));
     auto counter = std::make_shared<std::uint32_t>(0);
     auto seen = std::make_shared<std::uint32_t>(99);
     const std::uint64_t object = object_token(object_kind::flag, 77);
@@ -105,8 +114,8 @@ dpor_run_fn racing_pair(std::uint32_t bystander_steps, bool declared = true) {
 // Ranks 0 and 1 each send `messages` messages to rank 2, which receives them all and
 // records who sent each, in order; `delay` turns message delays on (each a fault).
 dpor_run_fn two_senders(std::uint32_t messages, bool delay) {
-  return [messages, delay](strategy& chooser, const inspect_fn& inspect) {
-    world_config config;
+  return [messages, delay, stacks = std::make_shared<fiber_stacks>()](strategy& chooser, const inspect_fn& inspect) {
+    world_config config = pooled(stacks);
     if (delay) config.faults.set(fault_kind::message_delay, 1'000'000);
     world w(chooser, config);
     sim_network network(w);
@@ -136,8 +145,8 @@ dpor_run_fn two_senders(std::uint32_t messages, bool delay) {
 // Three ranks meet at a barrier, then each takes a number from a shared queue of tickets
 // (a declared object): who gets which ticket depends on the order after the barrier.
 dpor_run_fn barrier_then_tickets() {
-  return [](strategy& chooser, const inspect_fn& inspect) {
-    world w(chooser, world_config{});
+  return [stacks = std::make_shared<fiber_stacks>()](strategy& chooser, const inspect_fn& inspect) {
+    world w(chooser, pooled(stacks));
     collective_group group(w, 0, {0, 1, 2});
     auto next_ticket = std::make_shared<std::uint64_t>(0);
     auto tickets = std::make_shared<std::vector<std::uint64_t>>(3, 0);

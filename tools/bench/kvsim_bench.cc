@@ -121,7 +121,10 @@ kvsim::scenarios::scenario_spec catalogue_scenario(const std::string& name) {
 // Seeds 1, 2, ... of `spec` on the safe core, one run each as `kvsim explore` makes it (random
 // strategy, the seed's fault profile, every checker, outcome only): decisions as items, runs
 // as the "runs" rate. The seeds go on across iterations so that no run is repeated.
-void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& spec) {
+// `pooled`: one pool of fiber stacks for every run, as explore's job loop has; else each
+// world takes fresh stacks of its own (what every run paid before the pool).
+void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& spec,
+               bool pooled = true) {
   using namespace kvsim::tools;
   const strategy_spec random = parse_strategy("random");
   std::int64_t decisions = 0;
@@ -130,7 +133,7 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
   // As explore's job loop: one setup and one pool of fiber stacks, its seed and faults set per run.
   kvsim::sim::fiber_stacks stacks;
   run_setup setup{spec, kvsim::core::variant::safe(), random.text(), 0, {},
-                  kvsim::properties::checker_family::all, &stacks};
+                  kvsim::properties::checker_family::all, pooled ? &stacks : nullptr};
   const std::uint64_t allocations_before = kvsim::bench::allocations_so_far();
   for (auto _ : state) {
     setup.seed = seed;
@@ -150,6 +153,10 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
 
 void BM_Page42(benchmark::State& state) { run_seeds(state, catalogue_scenario("page42")); }
 BENCHMARK(BM_Page42)->MinTime(2.0)->Unit(benchmark::kMicrosecond);
+
+// BM_Page42 with every world on fresh fiber stacks of its own: what the pool saves.
+void BM_Page42OwnStacks(benchmark::State& state) { run_seeds(state, catalogue_scenario("page42"), false); }
+BENCHMARK(BM_Page42OwnStacks)->MinTime(2.0)->Unit(benchmark::kMicrosecond);
 
 // What a page42 run costs before its first decision and after its last: the world, its
 // actors and every checker built and attached, then torn down, never run.
@@ -339,6 +346,9 @@ void print_summary(const ratio_reporter& r) {
             << "  page42 runs:                     " << whole(r.rate("BM_Page42", "runs"))
             << " runs/CPU-s (target: >= 20000), " << whole(r.rate("BM_Page42", "allocs/run"))
             << " heap allocations per run\n"
+            << "  page42 runs, own stacks per world: " << whole(r.rate("BM_Page42OwnStacks", "runs"))
+            << " runs/CPU-s; one pool per search: "
+            << ratio(r.rate("BM_Page42", "runs"), r.rate("BM_Page42OwnStacks", "runs")) << " x that\n"
             << "  page42 on 32 decode ranks, runs: " << whole(r.rate("BM_DecodeRanks/32", "runs"))
             << " runs/CPU-s\n"
             << "  per decision at 2 / 8 / 32 decode ranks: " << us_per_decision(2) << " / "
