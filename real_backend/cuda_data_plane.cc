@@ -12,7 +12,7 @@
 namespace kvsim::real {
 namespace {
 
-constexpr const char* plane_name = "the CUDA data plane";
+constexpr const char* cuda_plane_name = "the CUDA data plane";
 
 // One NCCL rank per member, each on its own device: NCCL reduces across the devices.
 class nccl_group_plane final : public group_plane {
@@ -74,7 +74,7 @@ std::unique_ptr<hold_gate> cuda_data_plane::make_gate() { return std::make_uniqu
 std::unique_ptr<gated_transfer_engine> cuda_data_plane::make_transfer_engine(
     core::rank_id rank, page_memory& source,
     const std::map<core::rank_id, page_memory*>& destinations) {
-  return cuda_transfer_engine::over(rank, source, destinations, plane_name);
+  return cuda_transfer_engine::over(rank, source, destinations, cuda_plane_name);
 }
 
 std::unique_ptr<host_page_memory> cuda_data_plane::make_host_pages(std::uint32_t,
@@ -86,7 +86,7 @@ std::unique_ptr<host_page_memory> cuda_data_plane::make_host_pages(std::uint32_t
 std::unique_ptr<gated_storage> cuda_data_plane::make_storage(std::uint32_t slot, core::rank_id rank,
                                                              host_page_memory& host) {
   return std::make_unique<cuda_storage>(
-      cuda_device(slot), rank, piece_made_by<pinned_host_pages>(host, plane_name, "host pages"));
+      cuda_device(slot), rank, piece_made_by<pinned_host_pages>(host, cuda_plane_name, "host pages"));
 }
 
 std::unique_ptr<group_plane> cuda_data_plane::make_group_plane(std::uint32_t members) {

@@ -15,7 +15,7 @@
 namespace kvsim::real {
 namespace {
 
-constexpr const char* plane_name = "the CUDA process plane";
+constexpr const char* process_plane_name = "the CUDA process plane";
 
 constexpr std::size_t gate_bytes = 8;
 
@@ -94,7 +94,7 @@ std::unique_ptr<hold_gate> cuda_process_plane::make_gate() {
 std::unique_ptr<gated_transfer_engine> cuda_process_plane::make_transfer_engine(
     core::rank_id rank, page_memory& source,
     const std::map<core::rank_id, page_memory*>& destinations) {
-  return cuda_transfer_engine::over(rank, source, destinations, plane_name);
+  return cuda_transfer_engine::over(rank, source, destinations, process_plane_name);
 }
 
 std::unique_ptr<host_page_memory> cuda_process_plane::make_host_pages(std::uint32_t, std::uint32_t,

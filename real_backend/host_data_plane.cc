@@ -12,7 +12,7 @@
 namespace kvsim::real {
 namespace {
 
-constexpr const char* plane_name = "the host data plane";
+constexpr const char* host_plane_name = "the host data plane";
 
 constexpr std::size_t gate_bytes = 8;
 
@@ -57,9 +57,9 @@ std::unique_ptr<gated_transfer_engine> host_data_plane::make_transfer_engine(
     core::rank_id, page_memory& source, const std::map<core::rank_id, page_memory*>& destinations) {
   std::map<core::rank_id, host_page_pool*> pools;
   for (const auto& [rank, memory] : destinations)
-    pools[rank] = &piece_made_by<host_page_pool>(*memory, plane_name, "pages");
+    pools[rank] = &piece_made_by<host_page_pool>(*memory, host_plane_name, "pages");
   return std::make_unique<host_transfer_engine>(
-      piece_made_by<host_page_pool>(source, plane_name, "pages"), std::move(pools));
+      piece_made_by<host_page_pool>(source, host_plane_name, "pages"), std::move(pools));
 }
 
 std::unique_ptr<host_page_memory> host_data_plane::make_host_pages(std::uint32_t slot,
@@ -73,7 +73,7 @@ std::unique_ptr<host_page_memory> host_data_plane::make_host_pages(std::uint32_t
 std::unique_ptr<gated_storage> host_data_plane::make_storage(std::uint32_t, core::rank_id,
                                                              host_page_memory& host) {
   return std::make_unique<host_storage>(
-      piece_made_by<host_host_page_pool>(host, plane_name, "host pages"));
+      piece_made_by<host_host_page_pool>(host, host_plane_name, "host pages"));
 }
 
 std::unique_ptr<group_plane> host_data_plane::make_group_plane(std::uint32_t) {

@@ -12,6 +12,7 @@
 #include "real_backend/launched_region.h"
 #include "real_backend/process_launch.h"
 #include "real_backend/rank_process.h"
+#include "real_backend/rank_spawn.h"
 #include "real_backend/rank_thread.h"
 #include "real_backend/remote_rank.h"
 #include "real_backend/script_rank.h"
@@ -25,9 +26,8 @@ namespace {
 using clock_type = std::chrono::steady_clock;
 
 constexpr auto rank_idle = std::chrono::microseconds(50);
-// How long either rank waits for the other to start (a launcher starts them in any order)
-// and for rank 0's word on where the memory is.
-constexpr auto start_patience = std::chrono::milliseconds(20'000);
+// Either rank waits rank_start_patience (rank_spawn.h) for the other to start (a launcher
+// starts them in any order) and for rank 0's word on where the memory is.
 constexpr auto exit_patience = std::chrono::milliseconds(10'000);
 constexpr const char* region_word = "region ";
 
@@ -57,7 +57,7 @@ real_outcome drive(const scenarios::scenario_spec& spec, core::variant v,
   quiet(wire);
   wire.accept_steps_from(decode_rank);
   wire.listen(launch.master_addr, launch.rendezvous_port);
-  wire.accept_peers(1, start_patience);
+  wire.accept_peers(1, rank_start_patience);
   auto link = std::make_unique<control_step_link>(wire, decode_rank);
   if (!link->write_line(region_word + name)) {
     throw real_backend_error("the decode rank (rank 1) closed its link before the run began");
@@ -73,7 +73,7 @@ real_outcome drive(const scenarios::scenario_spec& spec, core::variant v,
         "the prefill rank (rank 0)",
         [&] { return std::make_unique<prefill_actor>(context, wire, *engine); }, rank_idle);
     try {
-      decode.expect("ready", start_patience);
+      decode.expect("ready", rank_start_patience);
       owner.remove();  // rank 1 has mapped it: no name left behind, however the run ends
       decode.serve();
       serving = true;
@@ -120,10 +120,10 @@ void serve(const scenarios::scenario_spec& spec, core::variant v, const launch_c
   tcp_messenger wire(decode_rank, derive_link_key(secret));
   quiet(wire);
   wire.accept_steps_from(prefill_rank);
-  wire.connect(prefill_rank, launch.master_addr, launch.rendezvous_port, start_patience);
+  wire.connect(prefill_rank, launch.master_addr, launch.rendezvous_port, rank_start_patience);
   control_step_link link(wire, prefill_rank);
   try {
-    const std::optional<std::string> said = link.read_line(start_patience);
+    const std::optional<std::string> said = link.read_line(rank_start_patience);
     if (!said) throw real_backend_error("rank 0 did not say where the shared memory is in time");
     const std::string expected = region_word + launched_region_name(secret, launch.master_port);
     if (*said != expected) {

@@ -27,7 +27,6 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-constexpr auto start_patience = std::chrono::milliseconds(20'000);
 constexpr auto link_patience = std::chrono::milliseconds(20'000);
 
 // What the rank processes share besides the control plane: the counter that orders their
@@ -169,9 +168,9 @@ real_outcome run_prefetch_processes(const scenarios::scenario_spec& spec,
       ranks[k] = spawn_rank_process("rank " + std::to_string(k) + "'s process",
                                     {k, group, 0, shared.fd()}, secret);
     }
-    for (spawned_rank& r : ranks) r.rank->expect("listening", start_patience);
+    for (spawned_rank& r : ranks) r.rank->expect("listening", rank_start_patience);
     for (spawned_rank& r : ranks) r.rank->serve();
-    (void)on_every_rank(ranks, "connect", clock_type::now() + start_patience);
+    (void)on_every_rank(ranks, "connect", clock_type::now() + rank_start_patience);
     // Each rank gives up on a collective after `patience`; this only backs that up.
     const auto collectives = static_cast<int>(2 * spec.requests.size() + 1);
     parts = on_every_rank(ranks, "run", clock_type::now() + collectives * options.patience);

@@ -14,11 +14,6 @@
 #include "real_backend/transfer_context.h"
 
 namespace kvsim::real {
-namespace {
-
-constexpr auto start_patience = std::chrono::milliseconds(20'000);
-
-}  // namespace
 
 std::size_t transfer_region_bytes(const scenarios::scenario_spec& spec) {
   const std::size_t pool = host_page_bytes_needed(spec.topology.pages_per_rank, spec.topology.page_bytes);
@@ -58,10 +53,10 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
   std::vector<recorded_event> decode_events;
   std::string failure;
   try {
-    decode.rank->expect("listening", start_patience);
+    decode.rank->expect("listening", rank_start_patience);
     prefill = spawn_rank_process("the prefill rank's process", launch(prefill_rank), secret);
-    prefill.rank->expect("ready", start_patience);
-    decode.rank->expect("ready", start_patience);
+    prefill.rank->expect("ready", rank_start_patience);
+    decode.rank->expect("ready", rank_start_patience);
     prefill.rank->serve();
     decode.rank->serve();
     run_transfer_steps(context, *prefill.rank, *decode.rank, options);

@@ -7,6 +7,7 @@
 // (process_launch.h) and the HiCache scripts' (prefetch_processes.h).
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -17,6 +18,10 @@
 #include "real_backend/run_secret.h"
 
 namespace kvsim::real {
+
+// How long a rank's start may take (a fresh process connecting and saying it is ready) before
+// the run gives it up: generous, since a loaded CI machine starts processes slowly.
+inline constexpr std::chrono::milliseconds rank_start_patience{20'000};
 
 // A loopback port held (bound, not listening, SO_REUSEADDR) for the run: the kernel hands it
 // to no one else, and a rank's listener, also SO_REUSEADDR, may still bind it (Linux).

@@ -17,6 +17,7 @@
 #include "real_backend/rank_process.h"
 #include "real_backend/recording_trace.h"
 #include "real_backend/run_secret.h"
+#include "real_backend/scenario_ranks.h"
 #include "real_backend/script_support.h"
 #include "real_backend/transfer_script.h"
 #include "scenarios/catalogue.h"
@@ -173,10 +174,6 @@ std::string scripted_names(const std::vector<scenarios::scenario_spec>& catalogu
     names += (names.empty() ? "" : ", ") + s.name;
   }
   return names.empty() ? "none" : names;
-}
-
-std::uint32_t ranks_of(const scenarios::scenario_spec& spec) {
-  return spec.kind == scenarios::scenario_kind::transfer ? 2 : spec.topology.attention_group;
 }
 
 struct no_device {

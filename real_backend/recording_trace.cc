@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <system_error>
 
+#include "real_backend/scenario_ranks.h"
 #include "scenarios/catalogue.h"
 
 namespace kvsim::real {
@@ -28,10 +29,6 @@ constexpr const char* empty_decision_hash = "cbf29ce484222325";
 std::string role_of(const scenarios::scenario_spec& spec, core::rank_id rank) {
   if (spec.kind != scenarios::scenario_kind::transfer) return "scheduler";
   return rank == 0 ? "prefill" : "decode";
-}
-
-std::uint32_t ranks_of(const scenarios::scenario_spec& spec) {
-  return spec.kind == scenarios::scenario_kind::transfer ? 2 : spec.topology.attention_group;
 }
 
 std::string errno_text(int error) { return std::generic_category().message(error); }

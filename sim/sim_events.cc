@@ -3,6 +3,7 @@
 #include <locale>
 #include <sstream>
 
+#include "sim/event_phrase.h"
 #include "sim/one_line.h"
 
 namespace kvsim::sim {
@@ -39,12 +40,6 @@ const char* control_text(core::control_kind kind) {
       return "chunk_ready";
   }
   return "unknown_control";
-}
-
-std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
-  if (actor == no_actor) return "world";
-  if (actor < actors.size()) return one_line(to_string(actors[actor]));
-  return "actor#" + std::to_string(actor);  // an id the log's actor table does not know
 }
 
 struct describer {

@@ -7,7 +7,7 @@
 namespace kvsim::sim {
 namespace {
 
-constexpr std::uint64_t stall_us = 50;
+constexpr std::uint64_t storage_stall_us = 50;
 constexpr std::uint64_t which_read_tag = 0x10ead;
 
 }  // namespace
@@ -58,7 +58,7 @@ void sim_storage::serve() {
       end(handle, true);
       continue;
     }
-    if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
+    if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(storage_stall_us);
     world_.touch(read_object(handle, read_part::progress), access::write);  // a new step after a wait
     if (world_.fault(fault_kind::transfer_fail)) {
       end(handle, false);

@@ -6,7 +6,7 @@
 namespace kvsim::sim {
 namespace {
 
-constexpr std::uint64_t stall_us = 50;
+constexpr std::uint64_t transfer_stall_us = 50;
 // Tag of the data choice "a dead rank's NIC still writes this page (1) or has stopped (0)".
 constexpr std::uint64_t dead_nic_writes_tag = 0xdead1c;
 
@@ -115,7 +115,7 @@ void sim_transfer_engine::execute(core::transfer_handle handle) {
     if (request_copied != nullptr && hold->second.before_page == *request_copied) {
       hold->second.at->pass();
     }
-    if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(stall_us);
+    if (world_.fault(fault_kind::transfer_stall)) world_.wait_virtual(transfer_stall_us);
     // A new step after a wait: the state may have changed meanwhile (a cancel does not stop
     // a copy once started, but the read is what the step does).
     world_.touch(transfer_object(handle, transfer_part::state), access::read);

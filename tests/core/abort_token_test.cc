@@ -19,7 +19,7 @@
 #include "core/events.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::abort_token_test {
 namespace {
 
 using testing::recording_sink;
@@ -729,4 +729,4 @@ TEST(TokenMac, KnownAnswer) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::abort_token_test

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kvsim::core {
+namespace kvsim::core::bounded_key_set_test {
 namespace {
 
 TEST(BoundedKeySet, AFullSetEvictsTheKeyInsertedFirstAndSaysWhich) {
@@ -48,4 +48,4 @@ TEST(BoundedKeySetDeathTest, AZeroCapacityRefusesToExist) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::bounded_key_set_test

@@ -8,7 +8,7 @@
 #include "tests/support/fake_ports.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::decode_receiver_test {
 namespace {
 
 using testing::fake_clock;
@@ -267,9 +267,9 @@ TEST_F(DecodeReceiverB12, HistoricalDeadlineReleases) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::decode_receiver_test
 
-namespace kvsim::core {
+namespace kvsim::core::decode_receiver_test {
 namespace {
 
 // Issue 12: decode never forgot a request, so memory and every deadline/peer scan grew with
@@ -401,9 +401,9 @@ TEST_F(DecodeReceiver, ItsBooksFollowTheLiveRequestsNotTheServedOnes) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::decode_receiver_test
 
-namespace kvsim::core {
+namespace kvsim::core::decode_receiver_test {
 namespace {
 
 // Issue 12: decode never leased the pages it receives into, so an engine that gave them back
@@ -425,9 +425,9 @@ TEST_F(DecodeReceiver, AReleaseOfPagesBeingReceivedIntoIsDeferredByTheLedger) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::decode_receiver_test
 
-namespace kvsim::core {
+namespace kvsim::core::decode_receiver_test {
 namespace {
 
 // Issue 16 item 5: a timeline replayed from a log pins decode's pages. The request is
@@ -466,4 +466,4 @@ TEST_F(DecodeReceiver, APinnedPageThatIsNotFreeRegistersNothing) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::decode_receiver_test

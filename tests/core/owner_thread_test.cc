@@ -6,7 +6,7 @@
 #include "tests/support/fake_ports.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::owner_thread_test {
 namespace {
 
 // A thread identity the test moves by hand: "another thread" without starting one, so the
@@ -61,4 +61,4 @@ TEST(SingleOwnerDeathTest, ABoundSenderRefusesAForeignThreadAtItsEntryPoint) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::owner_thread_test

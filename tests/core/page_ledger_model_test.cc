@@ -16,7 +16,7 @@
 #include "core/page_ledger.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::page_ledger_model_test {
 namespace {
 
 constexpr std::uint32_t pool_pages = 6;
@@ -400,4 +400,4 @@ TEST(PageLedgerModel, CatchesALedgerThatFreesWhileLeased) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::page_ledger_model_test

@@ -6,7 +6,7 @@
 
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::page_ledger_test {
 namespace {
 
 using testing::recording_sink;
@@ -374,4 +374,4 @@ TEST(PageLedgerConsistency, ReportsAFreePageThatIsStillLeased) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::page_ledger_test

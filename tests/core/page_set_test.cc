@@ -14,7 +14,7 @@
 #include "core/page_ledger.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::page_set_test {
 namespace {
 
 RC_GTEST_PROP(PageSet, HoldsWhatAStdSetHoldsUnderAnySequenceOfAddsAndRemoves, ()) {
@@ -77,4 +77,4 @@ TEST(PageSet, ALongPageListWithARepeatIsRefusedLikeAShortOne) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::page_set_test

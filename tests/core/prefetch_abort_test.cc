@@ -4,7 +4,7 @@
 
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::prefetch_abort_test {
 namespace {
 
 using testing::recording_sink;
@@ -57,4 +57,4 @@ TEST(PrefetchAbort, AnActiveRanksDrainWaitsOnTheReadAndNeverSpins) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::prefetch_abort_test

@@ -5,7 +5,7 @@
 #include "tests/support/fake_ports.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::prefill_sender_test {
 namespace {
 
 using testing::fake_messenger;
@@ -207,9 +207,9 @@ TEST_F(PrefillSenderB10, HistoricalAbortBeforeOpenLetsTheLateSenderStart) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::prefill_sender_test
 
-namespace kvsim::core {
+namespace kvsim::core::prefill_sender_test {
 namespace {
 
 // Issue 12: a transfer that fails marked the room Failed but left admission open, so a chunk
@@ -285,4 +285,4 @@ TEST_F(PrefillSender, ALateOpenRefusedByItsTombstoneTellsEveryDecodeRankItFailed
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::prefill_sender_test

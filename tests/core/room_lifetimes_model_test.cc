@@ -25,7 +25,7 @@
 #include "core/room_lifetimes.h"
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::room_lifetimes_model_test {
 namespace {
 
 constexpr rank_id sut_rank = 1;
@@ -420,4 +420,4 @@ TEST(RoomLifetimesModel, CatchesATrackerThatKeepsAdmittingAfterAnAbortDuringTran
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::room_lifetimes_model_test

@@ -8,7 +8,7 @@
 
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::room_lifetimes_test {
 namespace {
 
 using testing::recording_sink;
@@ -478,4 +478,4 @@ TEST_F(RoomLifetimesRefusal, ClearOfAClosedRoomBeforeItsDrainEnds) {
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::room_lifetimes_test

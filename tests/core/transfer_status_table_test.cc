@@ -12,7 +12,7 @@
 
 #include "tests/support/recording_sink.h"
 
-namespace kvsim::core {
+namespace kvsim::core::transfer_status_table_test {
 namespace {
 
 using testing::recording_sink;
@@ -312,4 +312,4 @@ RC_GTEST_PROP(TransferStatusTableProperty, ErasedRoomsAreNeverResurrectedByALate
 }
 
 }  // namespace
-}  // namespace kvsim::core
+}  // namespace kvsim::core::transfer_status_table_test

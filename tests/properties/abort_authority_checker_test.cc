@@ -6,7 +6,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::abort_authority_checker_test {
 namespace {
 
 using core::room_key;
@@ -175,4 +175,4 @@ TEST(AbortAuthorityChecker, QuietOnAnIssuedAndAcceptedToken) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::abort_authority_checker_test

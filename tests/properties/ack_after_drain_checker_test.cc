@@ -9,7 +9,7 @@
 #include "core/room_lifetimes.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::ack_after_drain_checker_test {
 namespace {
 
 using core::room_key;
@@ -279,4 +279,4 @@ TEST(AckAfterDrainChecker, StaysQuietWhileOtherRequestsAndOtherRanksStillTransfe
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::ack_after_drain_checker_test

@@ -9,7 +9,7 @@
 #include "sim/world.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::all_checkers_test {
 namespace {
 
 using core::room_key;
@@ -84,4 +84,4 @@ TEST(CheckerSet, AttachedCheckersAreAskedAtQuiescence) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::all_checkers_test

@@ -10,7 +10,7 @@
 #include "core/transfer_status_table.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::closed_room_checker_test {
 namespace {
 
 using core::kv_status;
@@ -231,4 +231,4 @@ TEST(ClosedRoomChecker, StaysQuietOnASecondChangeIntoFailed) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::closed_room_checker_test

@@ -7,7 +7,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::data_integrity_checker_test {
 namespace {
 
 using core::room_key;
@@ -129,4 +129,4 @@ TEST(DataIntegrityChecker, LeavesPageOwnershipToTheOtherCheckers) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::data_integrity_checker_test

@@ -6,7 +6,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::deadline_checker_test {
 namespace {
 
 using core::room_key;
@@ -52,4 +52,4 @@ TEST(DeadlineChecker, QuietWhenTheDeadlineExpiresOrTheAbortDrainsFirst) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::deadline_checker_test

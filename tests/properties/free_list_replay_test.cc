@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace kvsim::properties {
+namespace kvsim::properties::free_list_replay_test {
 namespace {
 
 using core::allocation_order;
@@ -39,4 +39,4 @@ RC_GTEST_PROP(FreeListReplay, HandsOutAgreesWithNextAfterAnyHistory,
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::free_list_replay_test

@@ -7,7 +7,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::host_page_checker_test {
 namespace {
 
 using core::host_page_owner;
@@ -194,4 +194,4 @@ TEST(HostPageChecker, StaysQuietOnAnEmptyRun) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::host_page_checker_test

@@ -7,7 +7,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::ignored_call_checker_test {
 namespace {
 
 using core::room_key;
@@ -53,4 +53,4 @@ TEST(IgnoredCallChecker, FiresOnASendChunkAnsweredAsQueued) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::ignored_call_checker_test

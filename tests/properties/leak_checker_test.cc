@@ -8,7 +8,7 @@
 #include "core/page_ledger.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::leak_checker_test {
 namespace {
 
 using core::lease_role;
@@ -218,4 +218,4 @@ TEST(LeakChecker, ObserveNeverFiresEvenOnEventsOtherCheckersReport) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::leak_checker_test

@@ -9,7 +9,7 @@
 #include "scenarios/core_audit.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::ledger_audit_checker_test {
 namespace {
 
 using core::lease_role;
@@ -177,4 +177,4 @@ TEST(LedgerAuditChecker, FiresOnALeaseEndedTheOtherWayThanItsState) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::ledger_audit_checker_test

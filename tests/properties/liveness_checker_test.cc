@@ -8,7 +8,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::liveness_checker_test {
 namespace {
 
 using core::request_outcome;
@@ -205,4 +205,4 @@ TEST(LivenessChecker, KeepsItsParameters) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::liveness_checker_test

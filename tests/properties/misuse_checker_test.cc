@@ -10,7 +10,7 @@
 #include "scenarios/careless_call.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::misuse_checker_test {
 namespace {
 
 using core::ledger_error;
@@ -233,4 +233,4 @@ TEST(MisuseChecker, UseAfterFreeLeavesACarelessRefusalAloneButNotTheCoresOwn) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::misuse_checker_test

@@ -6,7 +6,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::outcome_checker_test {
 namespace {
 
 using core::request_outcome;
@@ -109,4 +109,4 @@ TEST(OutcomeChecker, QuietAfterAFaultThatMayFailAnyRequest) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::outcome_checker_test

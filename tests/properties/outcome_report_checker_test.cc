@@ -6,7 +6,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::outcome_report_checker_test {
 namespace {
 
 using core::control_kind;
@@ -223,4 +223,4 @@ TEST(OutcomeReportChecker, QuietOnTheAdversarysMessagesAndOnWorldsWithoutASender
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::outcome_report_checker_test

@@ -15,7 +15,7 @@
 #include "properties/dense_index_map.h"
 #include "properties/lease_set.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::page_books_containers_test {
 namespace {
 
 // Unsigned values: the model-based test adds random ones, and unsigned sums wrap (defined),
@@ -102,4 +102,4 @@ RC_GTEST_PROP(DenseIndexMap, AgreesWithStdMapOnAnyOperations,
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::page_books_containers_test

@@ -12,7 +12,7 @@
 #include "core/page_ledger.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::page_ownership_test {
 namespace {
 
 using core::lease_id;
@@ -246,4 +246,4 @@ RC_GTEST_PROP(PageOwnership, ReplayAgreesWithTheHistoricalLedgerAfterAnyCalls, (
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::page_ownership_test

@@ -8,7 +8,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::prefetch_books_checker_test {
 namespace {
 
 using core::prefetch_state;
@@ -137,4 +137,4 @@ TEST(PrefetchBooksChecker, FiresOnARevokeBeforeTheGroupAgreed) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::prefetch_books_checker_test

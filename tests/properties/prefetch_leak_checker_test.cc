@@ -7,7 +7,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::prefetch_leak_checker_test {
 namespace {
 
 using core::host_page_owner;
@@ -82,4 +82,4 @@ TEST(PrefetchLeakChecker, StaysQuietOnAnEmptyRun) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::prefetch_leak_checker_test

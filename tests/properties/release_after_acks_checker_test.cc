@@ -8,7 +8,7 @@
 #include "core/page_ledger.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::release_after_acks_checker_test {
 namespace {
 
 using core::page_ledger;
@@ -308,4 +308,4 @@ TEST(ReleaseAfterAcksChecker, FiresOnADeathHandledTwiceButNotOnceForEachRequest)
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::release_after_acks_checker_test

@@ -10,7 +10,7 @@
 #include "scenarios/careless_lifetime_call.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::room_books_checker_test {
 namespace {
 
 using core::room_key;
@@ -274,4 +274,4 @@ TEST(RoomBooksChecker, FiresWhenTheAccessorsAnswerWhatTheEventsDoNot) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::room_books_checker_test

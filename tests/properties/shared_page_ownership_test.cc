@@ -19,7 +19,7 @@
 #include "sim/world.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::shared_page_ownership_test {
 namespace {
 
 using core::lease_role;
@@ -125,4 +125,4 @@ TEST(SharedPageOwnership, TheCheckerSetFeedsItsReplayAfterEveryChecker) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::shared_page_ownership_test

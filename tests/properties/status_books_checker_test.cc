@@ -8,7 +8,7 @@
 #include "core/transfer_status_table.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::status_books_checker_test {
 namespace {
 
 using core::kv_status;
@@ -71,9 +71,9 @@ TEST(StatusBooksChecker, FiresOnAChangeFromAStatusTheEventsDidNotLeave) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::status_books_checker_test
 
-namespace kvsim::properties {
+namespace kvsim::properties::status_books_checker_test {
 namespace {
 
 const room_key b{8, 0};
@@ -207,4 +207,4 @@ TEST(StatusBooksChecker, FiresOnALateWriteTheTableDidNotReport) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::status_books_checker_test

@@ -8,7 +8,7 @@
 #include "core/page_ledger.h"
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::properties {
+namespace kvsim::properties::use_after_free_checker_test {
 namespace {
 
 using core::lease_role;
@@ -283,4 +283,4 @@ TEST(UseAfterFreeChecker, TheSameLogGivesTheSameFindingEveryTime) {
 }
 
 }  // namespace
-}  // namespace kvsim::properties
+}  // namespace kvsim::properties::use_after_free_checker_test

@@ -7,7 +7,7 @@
 
 #include <vector>
 
-namespace kvsim::real {
+namespace kvsim::real::canary_test {
 namespace {
 
 TEST(Canary, BytesMatchTheSimulatorsFormula) {
@@ -45,4 +45,4 @@ TEST(Canary, AReaderTellsItsOwnBytesFromAnotherRequestsAndFromGarbage) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::canary_test

@@ -7,7 +7,7 @@
 
 #include "real_backend/errors.h"
 
-namespace kvsim::real {
+namespace kvsim::real::chunk_slices_test {
 namespace {
 
 std::string refusal(const std::vector<core::page_index>& source,
@@ -46,4 +46,4 @@ TEST(ChunkSlices, AnOverLongOrShortPageCountFromThePeerIsRefused) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::chunk_slices_test

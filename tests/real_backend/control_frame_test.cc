@@ -6,7 +6,7 @@
 
 #include "real_backend/errors.h"
 
-namespace kvsim::real {
+namespace kvsim::real::control_frame_test {
 namespace {
 
 core::abort_token token() {
@@ -326,4 +326,4 @@ TEST(ControlFrame, CollectiveNotesRoundTripAndRefuseAnythingElse) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::control_frame_test

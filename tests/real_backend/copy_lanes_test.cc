@@ -10,7 +10,7 @@
 
 #include "real_backend/data_plane.h"
 
-namespace kvsim::real {
+namespace kvsim::real::copy_lanes_test {
 namespace {
 
 class fake_gate final : public hold_gate {
@@ -123,4 +123,4 @@ TEST(CopyLanes, AHoldCountsTheRequestsPagesFromThen) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::copy_lanes_test

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-namespace kvsim::real {
+namespace kvsim::real::host_page_ledger_test {
 namespace {
 
 TEST(HostPageLedger, OneFreePerAllocationIsSound) {
@@ -35,4 +35,4 @@ TEST(HostPageLedger, FreeingWhatWasNeverAllocatedIsAFinding) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::host_page_ledger_test

@@ -13,7 +13,7 @@
 #include "real_backend/host_data_plane.h"
 #include "tests/real_backend/eventually.h"
 
-namespace kvsim::real {
+namespace kvsim::real::host_transfer_engine_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -70,4 +70,4 @@ TEST(HostTransferEngine, AGateStandsBeforeTheRequestsPage) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::host_transfer_engine_test

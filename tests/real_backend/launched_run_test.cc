@@ -24,7 +24,7 @@
 #include "real_backend/launched_region.h"
 #include "real_backend/shared_region.h"
 
-namespace kvsim::real {
+namespace kvsim::real::launched_run_test {
 namespace {
 
 launch_config config(const std::map<std::string, std::string>& vars) {
@@ -211,4 +211,4 @@ TEST(LaunchedRun, ASignalBeforeTheOwnerTakesTheNameWaitsForIt) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::launched_run_test

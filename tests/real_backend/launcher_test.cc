@@ -9,7 +9,7 @@
 
 #include "real_backend/errors.h"
 
-namespace kvsim::real {
+namespace kvsim::real::launcher_test {
 namespace {
 
 launch_config parse(const std::map<std::string, std::string>& vars) {
@@ -147,4 +147,4 @@ TEST(Launcher, ManyRanksWithoutARendezvousAddressSayHowToSetIt) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::launcher_test

@@ -27,7 +27,7 @@
 #include "real_backend/tcp_messenger.h"
 #include "real_backend/token_epoch.h"
 
-namespace kvsim::real {
+namespace kvsim::real::link_auth_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -296,4 +296,4 @@ TEST(LinkAuth, AConnectorRequiresTheRankItMeantToReach) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::link_auth_test

@@ -8,7 +8,7 @@
 
 #include <thread>
 
-namespace kvsim::real {
+namespace kvsim::real::nccl_teardown_test {
 namespace {
 
 TEST(NcclTeardown, AQuietCommunicatorIsDestroyed) {
@@ -46,4 +46,4 @@ TEST(NcclTeardown, EveryMemberSeesThatOneAborted) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::nccl_teardown_test

@@ -23,7 +23,7 @@
 #include "real_backend/token_epoch.h"
 #include "tests/real_backend/in_process_messenger.h"
 
-namespace kvsim::real {
+namespace kvsim::real::owner_threads_test {
 namespace {
 
 using core::control_kind;
@@ -256,4 +256,4 @@ TEST(OwnerThreadsDeathTest, ADecodeThreadPollingThePrefillSenderDiesAtThatCall) 
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::owner_threads_test

@@ -9,7 +9,7 @@
 #include "tests/real_backend/catalogue_lookup.h"
 #include "tests/real_backend/host_data_plane.h"
 
-namespace kvsim::real {
+namespace kvsim::real::prefetch_script_test {
 namespace {
 
 using testing::from_catalogue;
@@ -99,4 +99,4 @@ TEST(RealHiCacheH3, AMissingRankSkippingTheReduceLeavesItsPeerInIt) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::prefetch_script_test

@@ -10,7 +10,7 @@
 #include "real_backend/errors.h"
 #include "tests/real_backend/host_data_plane.h"
 
-namespace kvsim::real {
+namespace kvsim::real::rank_group_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -96,4 +96,4 @@ TEST(RankGroup, AWaitPastThePatienceIsReportedNamingWhoNeverCame) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::rank_group_test

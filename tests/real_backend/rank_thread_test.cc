@@ -10,7 +10,7 @@
 
 #include "real_backend/thread_identity.h"
 
-namespace kvsim::real {
+namespace kvsim::real::rank_thread_test {
 namespace {
 
 using clock_type = std::chrono::steady_clock;
@@ -117,4 +117,4 @@ TEST(RankThread, ACallThatIsNotAnsweredInTimeGivesUp) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::rank_thread_test

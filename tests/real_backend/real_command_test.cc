@@ -10,7 +10,7 @@
 
 #include "real_backend/devices.h"
 
-namespace kvsim::real {
+namespace kvsim::real::real_command_test {
 namespace {
 
 struct ran {
@@ -180,4 +180,4 @@ TEST(RealCommand, WithoutAGpuTheHostDataPlaneIsTheDefault) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::real_command_test

@@ -14,7 +14,7 @@
 #include "real_backend/errors.h"
 #include "real_backend/real_command.h"
 
-namespace kvsim::real {
+namespace kvsim::real::run_secret_test {
 namespace {
 
 constexpr const char* some_key = "00112233445566778899aabbccddeeff00112233445566778899AABBCCDDEEFF";
@@ -144,4 +144,4 @@ TEST(RunSecret, TheNcclCheckRefusesAMultiRankLaunchWithoutTheKey) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::run_secret_test

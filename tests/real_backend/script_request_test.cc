@@ -13,7 +13,7 @@
 #include "real_backend/transfer_steps.h"
 #include "tests/real_backend/catalogue_lookup.h"
 
-namespace kvsim::real {
+namespace kvsim::real::script_request_test {
 namespace {
 
 std::string refusal(const std::function<void()>& call) {
@@ -90,4 +90,4 @@ TEST(ScriptRequest, AStepsIndexMustNameARequestOrGateOfTheScenario) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::script_request_test

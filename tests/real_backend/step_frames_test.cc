@@ -20,7 +20,7 @@
 #include "real_backend/tcp_messenger.h"
 #include "tests/real_backend/test_link_key.h"
 
-namespace kvsim::real {
+namespace kvsim::real::step_frames_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -134,4 +134,4 @@ TEST(StepFrames, APeerGoingAwayEndsTheStepReadersWait) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::step_frames_test

@@ -16,7 +16,7 @@
 #include "real_backend/run_secret.h"
 #include "tests/real_backend/test_link_key.h"
 
-namespace kvsim::real {
+namespace kvsim::real::tcp_messenger_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -228,4 +228,4 @@ TEST(IdExchange, APeerWithoutTheKeyGetsNoId) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::tcp_messenger_test

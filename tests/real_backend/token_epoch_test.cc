@@ -6,7 +6,7 @@
 
 #include <set>
 
-namespace kvsim::real {
+namespace kvsim::real::token_epoch_test {
 namespace {
 
 TEST(TokenEpoch, EveryDrawIsNonZeroAndNew) {
@@ -19,4 +19,4 @@ TEST(TokenEpoch, EveryDrawIsNonZeroAndNew) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::token_epoch_test

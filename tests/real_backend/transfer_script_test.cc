@@ -9,7 +9,7 @@
 #include "tests/real_backend/catalogue_lookup.h"
 #include "tests/real_backend/host_data_plane.h"
 
-namespace kvsim::real {
+namespace kvsim::real::transfer_script_test {
 namespace {
 
 using testing::from_catalogue;
@@ -110,4 +110,4 @@ TEST(TransferScript, OtherBugsLeavePage42Green) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::transfer_script_test

@@ -20,7 +20,7 @@
 #include "real_backend/tcp_messenger.h"
 #include "tests/real_backend/test_link_key.h"
 
-namespace kvsim::real {
+namespace kvsim::real::wire_group_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -202,4 +202,4 @@ TEST(WireGroup, AMessengerThatTakesNoCollectivesRefusesThemAsHostile) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::wire_group_test

@@ -15,7 +15,7 @@
 #include "scenarios/scenario_caps.h"
 #include "sim/untrusted_json.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::catalogue_errors_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -805,4 +805,4 @@ TEST_F(CatalogueErrors, AWorldAtEveryCapLoads) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::catalogue_errors_test

@@ -17,7 +17,7 @@
 #include "sim/pct.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::catalogue_search_test {
 namespace {
 
 constexpr std::uint64_t red_runs_max = 2000;
@@ -158,4 +158,4 @@ TEST(CatalogueSearch, TheCanaryIsReportedOnEveryRun) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::catalogue_search_test

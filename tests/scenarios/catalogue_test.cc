@@ -16,7 +16,7 @@
 
 #include "core/variant.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::catalogue_test {
 namespace {
 
 using nlohmann::json;
@@ -264,4 +264,4 @@ TEST(ScenarioJson, EnumsPrintTheirCatalogueNames) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::catalogue_test

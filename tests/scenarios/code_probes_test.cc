@@ -10,7 +10,7 @@
 
 #include "tests/properties/event_builder.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::code_probes_test {
 namespace {
 
 using core::room_key;
@@ -237,4 +237,4 @@ TEST(CodeProbes, PeerDeathAndTheDecodeQuarantineItTakes) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::code_probes_test

@@ -16,7 +16,7 @@
 #include "sim/dfs.h"
 #include "sim/replay.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::dfs_catalogue_test {
 namespace {
 
 scenario_spec from_catalogue(const std::string& name) {
@@ -166,4 +166,4 @@ INSTANTIATE_TEST_SUITE_P(Catalogue, DfsCatalogue,
                          [](const auto& case_info) { return std::string(case_info.param.scenario); });
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::dfs_catalogue_test

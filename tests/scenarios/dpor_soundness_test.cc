@@ -19,7 +19,7 @@
 #include "sim/declaration_check.h"
 #include "sim/dpor.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::dpor_soundness_test {
 namespace {
 
 scenario_spec from_catalogue(const std::string& name) {
@@ -155,4 +155,4 @@ TEST(DeclarationCheck, EveryCatalogueScenarioDeclaresWhatItsStepsTouch) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::dpor_soundness_test

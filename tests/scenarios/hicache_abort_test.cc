@@ -16,7 +16,7 @@
 #include "sim/first_choice.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::hicache_abort_test {
 namespace {
 
 scenario_spec from_catalogue(const std::string& name) {
@@ -265,4 +265,4 @@ TEST(HiCacheAbortH3, SafeRunsTheReduceOnBothRanksAndNeedsNoBarrier) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::hicache_abort_test

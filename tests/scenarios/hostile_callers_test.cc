@@ -13,7 +13,7 @@
 #include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::hostile_callers_test {
 namespace {
 
 scenario_spec room_churn() {
@@ -88,4 +88,4 @@ TEST(HostileCallers, SafeRefusesEveryCarelessCallAndIgnoresEveryLateWrite) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::hostile_callers_test

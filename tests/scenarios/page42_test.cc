@@ -10,7 +10,7 @@
 #include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::page42_test {
 namespace {
 
 const core::room_key request_a{42, 0};
@@ -85,4 +85,4 @@ TEST(Page42, SafeWithholdsThePagesUntilAsTransferEnded) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::page42_test

@@ -17,7 +17,7 @@
 #include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::peer_death_test {
 namespace {
 
 constexpr core::rank_id decode_rank = 2;  // peer_death: prefill ranks 0 and 1, decode rank 2
@@ -141,4 +141,4 @@ TEST(PeerDeath, ATimeoutWithoutConfirmationIsQuarantinedAndConfirmedOnPrefill) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::peer_death_test

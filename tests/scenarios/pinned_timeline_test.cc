@@ -14,7 +14,7 @@
 #include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::pinned_timeline_test {
 namespace {
 
 using nlohmann::json;
@@ -235,4 +235,4 @@ TEST(PinnedTimeline, APinnedPageNeverFreedEndsTheRunInAFinding) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::pinned_timeline_test

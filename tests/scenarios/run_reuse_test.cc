@@ -20,7 +20,7 @@
 #include "sim/run_trace.h"
 #include "sim/trace.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::run_reuse_test {
 namespace {
 
 struct run_key {
@@ -124,4 +124,4 @@ TEST(RunReuse, ARunDoesNotDependOnTheRunsBeforeIt) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::run_reuse_test

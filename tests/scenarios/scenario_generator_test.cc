@@ -12,7 +12,7 @@
 #include "scenarios/scenario_world.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::scenarios {
+namespace kvsim::scenarios::scenario_generator_test {
 namespace {
 
 constexpr std::uint64_t seeds = 3000;
@@ -105,4 +105,4 @@ TEST(ScenarioGenerator, SafeIsCleanAndABrokenCoreIsCaught) {
 }
 
 }  // namespace
-}  // namespace kvsim::scenarios
+}  // namespace kvsim::scenarios::scenario_generator_test

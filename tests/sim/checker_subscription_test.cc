@@ -23,7 +23,7 @@
 #include "sim/world.h"
 #include "tests/sim/two_rank_runs.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::checker_subscription_test {
 namespace {
 
 TEST(EventKinds, CoreDecisionsAreNumberedByWhatTheyWrap) {
@@ -200,4 +200,4 @@ TEST(CheckerSubscriptions, CheckersFedTheirKindsJudgeAsCheckersFedEverything) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::checker_subscription_test

@@ -15,7 +15,7 @@
 #include "sim/first_choice.h"
 #include "sim/replay.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::dfs_test {
 namespace {
 
 using inspect_fn = std::function<void(const world&)>;
@@ -270,4 +270,4 @@ TEST(Dfs, AStepsFootprintNamesItsOwnRankAndTheRanksItsEventsName) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::dfs_test

@@ -19,7 +19,7 @@
 #include "sim/sim_network.h"
 #include "sim/wait_queue.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::dpor_test {
 namespace {
 
 using inspect_fn = std::function<void(const world&)>;
@@ -248,9 +248,9 @@ TEST(Dpor, ThePreemptionBoundCutsTheSearch) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::dpor_test
 
-namespace kvsim::sim {
+namespace kvsim::sim::dpor_test {
 namespace {
 
 // The debug check swaps independent neighbours of random runs: it fires on the race whose
@@ -274,4 +274,4 @@ TEST(DeclarationCheck, FiresOnAnUndeclaredReadAndNotOnADeclaredOne) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::dpor_test

@@ -4,7 +4,7 @@
 
 #include <set>
 
-namespace kvsim::sim {
+namespace kvsim::sim::fault_profile_test {
 namespace {
 
 constexpr std::uint32_t all_faults = (1u << fault_kind_count) - 1;
@@ -116,4 +116,4 @@ TEST(FaultProfile, DescribeNamesTheStopWhenThereIsOne) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::fault_profile_test

@@ -9,7 +9,7 @@
 #include "sim/first_choice.h"
 #include "sim/world.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::fiber_stacks_test {
 namespace {
 
 TEST(FiberStacks, AStackThatComesBackIsHandedOutAgain) {
@@ -69,4 +69,4 @@ TEST(FiberStacksDeathTest, APoolEndingWithAStackOutIsAnAssertion) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::fiber_stacks_test

@@ -13,7 +13,7 @@
 #include "sim/sim_network.h"
 #include "sim/sim_transfer_engine.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::peer_death_test {
 namespace {
 
 template <class T>
@@ -143,4 +143,4 @@ TEST(PeerDeath, ADeadRanksNicWritesOnUntilItStopsThenTheEngineIsQuiet) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::peer_death_test

@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-namespace kvsim::sim {
+namespace kvsim::sim::ready_set_test {
 namespace {
 
 std::vector<actor_id> members(const ready_set& ready) {
@@ -62,4 +62,4 @@ TEST(ReadySetDeathTest, AnActorMadeReadyTwiceIsASimulatorBug) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::ready_set_test

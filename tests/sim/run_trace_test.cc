@@ -12,7 +12,7 @@
 
 #include "tests/sim/two_rank_runs.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::run_trace_test {
 namespace {
 
 std::string read_bytes(const std::filesystem::path& path) {
@@ -102,4 +102,4 @@ TEST_F(RunTrace, ATraceLoadedFromDiskReplaysStrictlyToTheSameFinding) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::run_trace_test

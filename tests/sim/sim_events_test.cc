@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace kvsim::sim {
+namespace kvsim::sim::sim_events_test {
 namespace {
 
 const std::vector<actor_name> actors{{0, "prefill", 0}, {1, "decode", 0}};
@@ -88,4 +88,4 @@ TEST(CollectiveOp, EveryOpHasAName) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::sim_events_test

@@ -11,7 +11,7 @@
 #include "core/abort_token.h"
 #include "sim/random_walk.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::sim_network_test {
 namespace {
 
 struct null_sink final : core::event_sink {
@@ -143,4 +143,4 @@ TEST(SimNetwork, ARe_signedForgeryPassesOnlyWhereTheKeyIsEmpty) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::sim_network_test

@@ -31,7 +31,7 @@
 #include "sim/random_walk.h"
 #include "sim/transfer_id.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::timeline_export_test {
 namespace {
 
 using nlohmann::json;
@@ -1019,4 +1019,4 @@ TEST(TimelineExportValidator, CatchesBrokenTextTimelines) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::timeline_export_test

@@ -10,7 +10,7 @@
 #include <limits>
 #include <string>
 
-namespace kvsim::sim {
+namespace kvsim::sim::trace_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -509,4 +509,4 @@ TEST_F(Traces, ACorruptedByteAnywhereLoadsOrFailsCleanly) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::trace_test

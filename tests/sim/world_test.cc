@@ -15,7 +15,7 @@
 #include "sim/replay.h"
 #include "tests/sim/two_rank_runs.h"
 
-namespace kvsim::sim {
+namespace kvsim::sim::world_test {
 namespace {
 
 using testing::planted_use_after_free;
@@ -466,9 +466,9 @@ TEST(World, ManyWorldsRunOneAfterAnotherInOneThread) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::world_test
 
-namespace kvsim::sim {
+namespace kvsim::sim::world_test {
 namespace {
 
 // The core hands over events it has just built (event_sink::emit_built); the world's log
@@ -503,4 +503,4 @@ TEST(World, TheCoresBuiltEventsReachTheLogAsEmittedOnes) {
 }
 
 }  // namespace
-}  // namespace kvsim::sim
+}  // namespace kvsim::sim::world_test

@@ -8,7 +8,7 @@
 #include "tools/kvsim/catalogue_location.h"
 #include "tools/kvsim/run_one.h"
 
-namespace kvsim::tools {
+namespace kvsim::tools::catalogue_location_test {
 namespace {
 
 TEST(CatalogueLocation, TheBuiltInCopyIsTheSourceTreesCatalogue) {
@@ -30,4 +30,4 @@ TEST(CatalogueLocation, ListSaysWhichCatalogueItRead) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::catalogue_location_test

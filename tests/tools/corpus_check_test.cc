@@ -17,7 +17,7 @@
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/junit.h"
 
-namespace kvsim::tools {
+namespace kvsim::tools::corpus_check_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -178,4 +178,4 @@ TEST(Junit, EscapesMarkupAndControlCharacters) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::corpus_check_test

@@ -13,7 +13,7 @@
 #include "tests/tools/cli_call.h"
 #include "tools/kvsim/seed_plan.h"
 
-namespace kvsim::tools {
+namespace kvsim::tools::explore_report_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -209,4 +209,4 @@ TEST(SeedPlan, ShardSeedsUpToASeedSumToTheSeed) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::explore_report_test

@@ -19,7 +19,7 @@
 #include "tools/kvsim/run_one.h"
 #include "tools/kvsim/seed_plan.h"
 
-namespace kvsim::tools {
+namespace kvsim::tools::kvsim_cli_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -472,4 +472,4 @@ TEST(KvsimExplore, DporRowsSayWhatWasExhausted) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::kvsim_cli_test

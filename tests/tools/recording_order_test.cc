@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace kvsim::tools {
+namespace kvsim::tools::recording_order_test {
 namespace {
 
 TEST(RecordingOrder, NamesADecisionByRankKindAndRequestOnly) {
@@ -57,4 +57,4 @@ TEST(RecordingOrder, BetterAgreesLongerThenHasLessOfItsOwnThenFollowsMore) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::recording_order_test

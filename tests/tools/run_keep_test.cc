@@ -10,7 +10,7 @@
 #include "tools/kvsim/run_one.h"
 #include "tools/kvsim/strategy_spec.h"
 
-namespace kvsim::tools {
+namespace kvsim::tools::run_keep_test {
 namespace {
 
 run_report run_with(const scenarios::scenario_spec& spec, core::variant variant, std::uint64_t seed,
@@ -61,4 +61,4 @@ TEST(RunKeep, EachLevelKeepsItsShareAndTheVerdictNeverChanges) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::run_keep_test

@@ -17,7 +17,7 @@
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/seed_plan.h"
 
-namespace kvsim::tools {
+namespace kvsim::tools::shard_merge_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -273,4 +273,4 @@ TEST(ShardMerge, TraceSeedsComeFromTheirFileNames) {
 }
 
 }  // namespace
-}  // namespace kvsim::tools
+}  // namespace kvsim::tools::shard_merge_test

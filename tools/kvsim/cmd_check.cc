@@ -13,7 +13,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* check_help =
     "usage: kvsim check DIR [--variant V] [--junit FILE] [--json]\n"
     "  Replays every trace (*.json) directly in DIR on the current build as a regression\n"
     "  test, on the core variant V (default safe; B1..B12, H1..H3 as for run):\n"
@@ -35,7 +35,7 @@ constexpr const char* help =
 int cmd_check(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"}, {"--json"}, {"--variant", true}, {"--junit", true}}, 1);
   if (flags.has("--help")) {
-    out << help;
+    out << check_help;
     return 0;
   }
   if (flags.positionals().empty()) throw usage_error("expected a corpus DIR");

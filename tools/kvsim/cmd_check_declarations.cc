@@ -14,7 +14,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* check_declarations_help =
     "usage: kvsim check-declarations [--scenario NAME | --all] [--variant V] [--runs N]\n"
     "                                [--swaps N] [--catalogue FILE]\n"
     "  Checks what the steps of a world declare they touch (what dpor's reduction trusts):\n"
@@ -35,7 +35,7 @@ int cmd_check_declarations(const arguments& args, std::ostream& out) {
                               {"--swaps", true},
                               {"--catalogue", true}});
   if (flags.has("--help")) {
-    out << help;
+    out << check_declarations_help;
     return 0;
   }
   if (flags.has("--all") == flags.has("--scenario")) {

@@ -22,7 +22,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* explore_help =
     "usage: kvsim explore [--scenario NAME | --generate | --all] [--variant V] [--strategy S]\n"
     "                     [--budget T | --runs N] [--jobs N] [--shard I/N] [--out DIR]\n"
     "                     [--json FILE] [--junit FILE] [--catalogue FILE] [--stop-at-first]\n"
@@ -198,7 +198,7 @@ int cmd_explore(const arguments& args, std::ostream& out) {
                               {"--checkers", true},
                               {"--max-faults", true}});
   if (flags.has("--help")) {
-    out << help;
+    out << explore_help;
     return 0;
   }
   if (int{flags.has("--all")} + int{flags.has("--scenario")} + int{flags.has("--generate")} != 1) {

@@ -11,7 +11,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* export_help =
     "usage: kvsim export FILE --format perfetto|text -o OUT\n"
     "  perfetto  Chrome trace-event JSON (open in ui.perfetto.dev or chrome://tracing):\n"
     "            ts is virtual time in microseconds; a process per rank, a thread per\n"
@@ -35,7 +35,7 @@ sim::timeline_run timeline_of(const loaded_trace& loaded, const run_report& repo
 int cmd_export(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"}, {"--format", true}, {"-o", true}, {"--out", true}}, 1);
   if (flags.has("--help")) {
-    out << help;
+    out << export_help;
     return 0;
   }
   if (flags.positionals().empty()) throw usage_error("expected a trace FILE");

@@ -11,7 +11,7 @@
 namespace kvsim::tools {
 
 namespace {
-constexpr const char* help =
+constexpr const char* list_help =
     "usage: kvsim list [--json] [--catalogue FILE]\n"
     "  Every catalogue scenario: name, kind, the variant that breaks it, the invariant that\n"
     "  must fire, and a one-line description. --json prints a JSON array of objects\n"
@@ -21,7 +21,7 @@ constexpr const char* help =
 int cmd_list(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"}, {"--json"}, {"--catalogue", true}});
   if (flags.has("--help")) {
-    out << help;
+    out << list_help;
     return 0;
   }
   const auto path = flags.value("--catalogue").value_or(default_catalogue().string());

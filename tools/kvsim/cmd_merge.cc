@@ -18,7 +18,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* merge_help =
     "usage: kvsim merge [--json FILE] [--junit FILE] SHARD.json...\n"
     "  Combines what the shards of one search wrote (kvsim explore --shard I/N --json\n"
     "  SHARD.json, I = 0..N-1, the same other flags) into the table, JSON rows and JUnit\n"
@@ -69,7 +69,7 @@ shard_rows read_shard(const std::string& path) {
 int cmd_merge(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"}, {"--json", true}, {"--junit", true}}, SIZE_MAX);
   if (flags.has("--help")) {
-    out << help;
+    out << merge_help;
     return 0;
   }
   if (flags.positionals().empty()) {

@@ -12,7 +12,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* replay_help =
     "usage: kvsim replay FILE [--strict | --lenient] [--variant V] [--json] [--trace OUT]\n"
     "  Re-runs a trace: same scenario, variant, seed and fault profile, its decisions.\n"
     "  --strict   (default) every decision must fit the recording; the first that does not\n"
@@ -36,7 +36,7 @@ int cmd_replay(const arguments& args, std::ostream& out) {
       {{"--help"}, {"--strict"}, {"--lenient"}, {"--json"}, {"--variant", true}, {"--trace", true}},
       1);
   if (flags.has("--help")) {
-    out << help;
+    out << replay_help;
     return 0;
   }
   if (flags.positionals().empty()) throw usage_error("expected a trace FILE");

@@ -16,7 +16,7 @@
 namespace kvsim::tools {
 
 namespace {
-constexpr const char* help =
+constexpr const char* run_help =
     "usage: kvsim run (--scenario NAME | --generate) [--variant V] [--strategy S] [--seed N]\n"
     "                 [--trace FILE] [--json] [--catalogue FILE] [--checkers F]\n"
     "  One run of a catalogue scenario with every invariant checker attached.\n"
@@ -44,7 +44,7 @@ int cmd_run(const arguments& args, std::ostream& out) {
                               {"--checkers", true},
                               {"--generate"}});
   if (flags.has("--help")) {
-    out << help;
+    out << run_help;
     return 0;
   }
   const auto name = flags.value("--scenario");

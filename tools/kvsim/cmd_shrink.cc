@@ -15,7 +15,7 @@
 namespace kvsim::tools {
 namespace {
 
-constexpr const char* help =
+constexpr const char* shrink_help =
     "usage: kvsim shrink FILE -o OUT\n"
     "  Minimises a trace with a finding, keeping its invariant: turns fault kinds off, un-fires\n"
     "  faults, removes preemptions, cuts the run short (what follows the cut runs without\n"
@@ -150,7 +150,7 @@ void print_size(std::ostream& out, const char* label, const size& s) {
 int cmd_shrink(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"}, {"-o", true}, {"--out", true}}, 1);
   if (flags.has("--help")) {
-    out << help;
+    out << shrink_help;
     return 0;
   }
   if (flags.positionals().empty()) throw usage_error("expected a trace FILE");

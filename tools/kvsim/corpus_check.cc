@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <cctype>
 #include <chrono>
 #include <memory>
 #include <sstream>
@@ -12,23 +11,13 @@
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/run_json.h"
+#include "tools/kvsim/shell_word.h"
 
 namespace kvsim::tools {
 namespace {
 
 namespace fs = std::filesystem;
 
-// The path as a shell word: as it is when it is plainly safe, else single-quoted.
-std::string shell_word(const std::string& text) {
-  const bool plain = !text.empty() && std::all_of(text.begin(), text.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-' || c == '.' ||
-           c == '/' || c == '+' || c == ',' || c == ':' || c == '=';
-  });
-  if (plain) return text;
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 std::string finding_text(const std::optional<sim::finding>& f) {
   return f ? f->message : std::string("no finding");

@@ -7,6 +7,7 @@
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/junit.h"
+#include "tools/kvsim/shell_word.h"
 
 namespace kvsim::tools {
 namespace {
@@ -34,15 +35,6 @@ std::string probes_text(const explore_row& row) {
          std::to_string(declared.size());
 }
 
-// A path or name as one shell word: as is when it is plain, else single-quoted.
-std::string shell_word(const std::string& text) {
-  const bool plain = !text.empty() && text.find_first_not_of(
-      "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:=+,") == std::string::npos;
-  if (plain) return text;
-  std::string quoted = "'";
-  for (const char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
 
 // The first finding of the row's wanted kind, else the first other one: seed and trace.
 struct shown_finding {

@@ -7,7 +7,7 @@
 #include "real_backend/errors.h"
 #include "tests/real_backend/gpu/gpu_test_support.h"
 
-namespace kvsim::real {
+namespace kvsim::real::cuda_page_pool_test {
 namespace {
 
 TEST(CudaPagePool, CanaryFillAndVerifyAgreeWithTheHostPattern) {
@@ -40,4 +40,4 @@ TEST(CudaPagePool, FreshPagesAreNobodysAndAFlippedByteIsSeen) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::cuda_page_pool_test

@@ -13,7 +13,7 @@
 #include "tests/real_backend/gpu/gpu_test_support.h"
 #include "tests/real_backend/eventually.h"
 
-namespace kvsim::real {
+namespace kvsim::real::cuda_transfer_engine_test {
 namespace {
 
 using namespace std::chrono_literals;
@@ -118,4 +118,4 @@ TEST(CudaTransferEngine, PeerCopiesBetweenTwoDevicesAreHeldTheSameWay) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::cuda_transfer_engine_test

@@ -13,7 +13,7 @@
 #include "tests/real_backend/catalogue_lookup.h"
 #include "tests/real_backend/gpu/gpu_test_support.h"
 
-namespace kvsim::real {
+namespace kvsim::real::real_scenarios_test {
 namespace {
 
 using testing::from_catalogue;
@@ -88,4 +88,4 @@ TEST(Nccl, AllReduceMinMaxAcrossTheDevicesPresent) {
 }
 
 }  // namespace
-}  // namespace kvsim::real
+}  // namespace kvsim::real::real_scenarios_test
