@@ -11,8 +11,8 @@
 // A stack that comes back is kept for the next one asked for, not freed: one pool may serve
 // every run of a search (world_config::stack_pool), so a run after the first takes no fresh
 // memory for its fibers. That matters most under AddressSanitizer, whose allocator maps and
-// unmaps every block this size afresh (a DPOR search spent ~60% of its time in those mappings
-// and the page faults behind them, 2.4x its time with a pool). Only memory is reused: a fiber
+// unmaps every block this size afresh (perf put ~45% of a DPOR test in those mappings, the page
+// faults behind them and the shadow memory's memset; the test ran 2.4x faster with a pool). Only memory is reused: a fiber
 // never reads its stack before writing it, so nothing of one run reaches the next.
 #include <boost/context/stack_context.hpp>
 #include <cstddef>
@@ -23,8 +23,8 @@ namespace kvsim::sim {
 // Marks [bottom, bottom + bytes) addressable again in ASan builds; nothing otherwise.
 void unpoison_stack_region(void* bottom, std::size_t bytes);
 
-// The stack size of every simulated actor: deep enough for a checker's work on the actor's
-// stack with room to spare, also under AddressSanitizer's larger frames.
+// The stack size of every simulated actor (what every scenario world has always used; the
+// suite passes with it under AddressSanitizer's larger frames too).
 inline constexpr std::size_t default_stack_bytes = 256 * 1024;
 
 class fiber_stacks {
@@ -45,7 +45,7 @@ class fiber_stacks {
  private:
   std::size_t stack_bytes_;
   std::size_t outstanding_ = 0;  // handed out and not yet back
-  std::vector<char*> kept_;      // came back, ready for the next allocate (lowest addresses)
+  std::vector<char*> kept_;      // stacks that came back (each its lowest address), for the next allocate
   boost::context::stack_context last_;
 };
 
