@@ -9,6 +9,8 @@
 //   BM_Page42               the catalogue's page42 on the safe core as `kvsim explore` runs it
 //                           (random strategy, seeds 1, 2, ..., every checker): decisions and
 //                           runs per CPU-second;
+//   BM_Page42NoCheckers     page42's world with no checker attached: the cluster, the core and the
+//                           actors alone, the ceiling for BM_Page42's decisions per second;
 //   BM_DecodeRanks/N        page42's requests on N decode ranks (every one receives and aborts):
 //                           the cost per decision as the world grows (issue 15: flat in N);
 //   BM_ExploreJobs/J        `kvsim explore` on page42 with J worker processes, the same 20,000
@@ -175,6 +177,27 @@ void BM_Page42BuildOnly(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_Page42BuildOnly)->Unit(benchmark::kMicrosecond);
+
+// page42's world with no checker attached, run to its end: what the simulated cluster, the
+// core and the actors cost by themselves, the floor under BM_Page42 (whose every run also
+// feeds each event to the checkers that read its kind and audits the books after). Seeds as
+// BM_Page42, one pool of stacks; decisions as items.
+void BM_Page42NoCheckers(benchmark::State& state) {
+  using namespace kvsim;
+  const scenarios::scenario_spec spec = catalogue_scenario("page42");
+  std::int64_t decisions = 0;
+  std::uint64_t seed = 1;
+  sim::fiber_stacks stacks;
+  for (auto _ : state) {
+    const sim::fault_profile faults = tools::faults_for(spec, seed);
+    sim::random_walk chooser(seed++);
+    const auto w = scenarios::make_scenario_world(spec, core::variant::safe(), chooser, faults, &stacks);
+    w->run();
+    decisions += static_cast<std::int64_t>(w->world().decisions().size());
+  }
+  state.SetItemsProcessed(decisions);
+}
+BENCHMARK(BM_Page42NoCheckers)->MinTime(2.0)->Unit(benchmark::kMicrosecond);
 
 // page42 on `decode_ranks` decode ranks: each request goes from the prefill rank to every
 // decode rank and is aborted by all of them. Put through the catalogue's parser, so that the
@@ -343,6 +366,9 @@ void print_summary(const ratio_reporter& r) {
             << "  page42 full world:               " << page42_decisions / 1e6
             << " M decisions/s = " << ratio(page42_decisions, raw)
             << " x raw (issue 15 target: >= 0.25)\n"
+            << "  page42 world, no checker:        " << r.rate("BM_Page42NoCheckers") / 1e6
+            << " M decisions/s = " << ratio(r.rate("BM_Page42NoCheckers"), raw)
+            << " x raw (the ceiling of the line above)\n"
             << "  page42 runs:                     " << whole(r.rate("BM_Page42", "runs"))
             << " runs/CPU-s (target: >= 20000), " << whole(r.rate("BM_Page42", "allocs/run"))
             << " heap allocations per run\n"
