@@ -2,7 +2,6 @@
 
 #include <sodium.h>
 
-#include <cstring>
 #include <string_view>
 
 #include "core/events.h"
@@ -12,22 +11,10 @@
 namespace kvsim::core {
 namespace {
 
-static_assert(abort_key_bytes == crypto_auth_KEYBYTES);
-static_assert(abort_mac_bytes == crypto_auth_BYTES);
-
 // Versioned domain tag, with the parties' roles: a MAC made for anything else under the same
-// key (another message kind, the v1 token without audience and epoch, reversed roles) never
-// verifies here.
-constexpr std::string_view mac_domain = "kvsim-abort-token-v2/issuer=decode/audience=prefill";
-
-void ensure_sodium() {
-  // sodium_init is idempotent (returns 1 when already done); -1 means no usable RNG/CPU
-  // features, and then tokens cannot be trusted: fail closed.
-  KVSIM_INVARIANT(sodium_init() >= 0, "libsodium failed to initialise");
-}
-
-static_assert(sizeof(crypto_auth_hmacsha512256_state) == token_mac::state_bytes);
-static_assert(alignof(crypto_auth_hmacsha512256_state) <= 8);
+// key (another message kind, a message proof, the v2 token made under the cluster key,
+// reversed roles) never verifies here.
+constexpr std::string_view mac_domain = "kvsim-abort-token-v3/link/issuer=decode/audience=prefill";
 
 // The token's fields after the domain tag, little-endian, in a fixed order: room, generation,
 // issuer, audience, epoch, nonce.
@@ -36,14 +23,6 @@ constexpr std::size_t mac_fields_bytes =
     sizeof(abort_token::issuer) + sizeof(abort_token::audience) + sizeof(abort_token::epoch) +
     sizeof(abort_token::nonce);
 using mac_fields = std::array<std::uint8_t, mac_fields_bytes>;
-
-template <class T>
-std::size_t put_le(mac_fields& out, std::size_t at, T value) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) {
-    out[at + i] = static_cast<std::uint8_t>(value >> (8 * i));
-  }
-  return at + sizeof(T);
-}
 
 mac_fields mac_message_fields(const abort_token& token) {
   mac_fields fields{};
@@ -62,84 +41,104 @@ mac_fields mac_message_fields(const abort_token& token) {
 
 cluster_key::~cluster_key() { sodium_memzero(bytes.data(), bytes.size()); }
 
-token_mac::token_mac(const cluster_key& key) {
-  ensure_sodium();
-  // Key the inner and outer hashes and absorb the constant domain tag once; every message
-  // continues from a copy of this state.
-  crypto_auth_hmacsha512256_state state;
-  crypto_auth_hmacsha512256_init(&state, key.bytes.data(), key.bytes.size());
-  crypto_auth_hmacsha512256_update(
-      &state, reinterpret_cast<const unsigned char*>(mac_domain.data()), mac_domain.size());
-  std::memcpy(prepared_.data(), &state, sizeof state);
-  sodium_memzero(&state, sizeof state);
-}
-
-token_mac::~token_mac() { sodium_memzero(prepared_.data(), prepared_.size()); }
+token_mac::token_mac(const cluster_key& link_key) : hmac_(link_key.bytes, mac_domain) {}
 
 std::array<std::uint8_t, abort_mac_bytes> token_mac::sign(const abort_token& token) const {
   const mac_fields fields = mac_message_fields(token);
-  crypto_auth_hmacsha512256_state state;
-  std::memcpy(&state, prepared_.data(), sizeof state);
-  crypto_auth_hmacsha512256_update(&state, fields.data(), fields.size());
-  std::array<std::uint8_t, abort_mac_bytes> mac{};
-  crypto_auth_hmacsha512256_final(&state, mac.data());  // final wipes the state copy
-  return mac;
+  return hmac_.sign({fields});
 }
 
 bool token_mac::verify(const abort_token& token) const {
-  const std::array<std::uint8_t, abort_mac_bytes> expected = sign(token);
-  return crypto_verify_32(token.mac.data(), expected.data()) == 0;
+  const mac_fields fields = mac_message_fields(token);
+  return hmac_.verify(token.mac, {fields});
 }
 
-bool is_authentic(const abort_token& token, const cluster_key& key) {
-  return token_mac(key).verify(token);
+bool is_authentic(const abort_token& token, const cluster_key& cluster) {
+  return token_mac(derive_link_key(cluster, token.issuer, token.audience)).verify(token);
 }
 
-abort_token_issuer::abort_token_issuer(rank_id issuer, const cluster_key& key,
+abort_token_issuer::abort_token_issuer(rank_id issuer, const link_keyring& links,
                                        std::uint64_t epoch, event_sink& sink)
-    : abort_token_issuer(issuer, token_mac(key), epoch, sink) {}
+    : issuer_(issuer), links_(links), epoch_(epoch), sink_(sink) {
+  KVSIM_INVARIANT(epoch != 0, "an abort token issuer needs an epoch drawn at its start");
+  KVSIM_INVARIANT(links.self() == issuer, "an issuer signs with its own rank's links");
+}
 
-abort_token_issuer::abort_token_issuer(rank_id issuer, const token_mac& mac, std::uint64_t epoch,
-                                       event_sink& sink)
-    : issuer_(issuer), mac_(mac), epoch_(epoch), sink_(sink) {
+abort_token_issuer::abort_token_issuer(rank_id issuer, const cluster_key& cluster,
+                                       std::uint64_t epoch, event_sink& sink)
+    : issuer_(issuer), links_(issuer, cluster), epoch_(epoch), sink_(sink) {
   KVSIM_INVARIANT(epoch != 0, "an abort token issuer needs an epoch drawn at its start");
 }
 
 abort_token abort_token_issuer::issue(room_key key, rank_id audience) {
+  const link_macs* link = links_.find(audience);
+  KVSIM_INVARIANT(link != nullptr, "an ABORT goes only to a rank this rank holds a link key for");
   abort_token token{key, issuer_, audience, epoch_, next_nonce_++, {}};
-  token.mac = mac_.sign(token);
+  token.mac = link->tokens.sign(token);
   sink_.emit_built(event{issuer_, token_issued{key, token.nonce, audience}});
   return token;
 }
 
-abort_token_verifier::abort_token_verifier(rank_id rank, const cluster_key& key,
+abort_token_verifier::abort_token_verifier(rank_id rank, const link_keyring& links,
                                            event_sink& sink, std::uint32_t remembered_max)
-    : abort_token_verifier(rank, token_mac(key), sink, remembered_max) {}
-
-abort_token_verifier::abort_token_verifier(rank_id rank, const token_mac& mac, event_sink& sink,
-                                           std::uint32_t remembered_max)
-    : rank_(rank), mac_(mac), sink_(sink), seen_order_(remembered_max), retired_(remembered_max) {}
-
-status<token_rejection> abort_token_verifier::accept_abort(const abort_token& token,
-                                                           room_key expected, rank_id presenter) {
-  // An ABORT: from the token's issuer to its audience, this prefill rank.
-  return accept(token, expected, presenter, token.audience == rank_ && presenter == token.issuer);
+    : rank_(rank), links_(links), sink_(sink), seen_order_(remembered_max), retired_(remembered_max) {
+  KVSIM_INVARIANT(links.self() == rank, "a verifier checks with its own rank's links");
 }
 
-status<token_rejection> abort_token_verifier::accept_ack(const abort_token& token,
-                                                         room_key expected, rank_id presenter) {
+abort_token_verifier::abort_token_verifier(rank_id rank, const cluster_key& cluster,
+                                           event_sink& sink, std::uint32_t remembered_max)
+    : rank_(rank),
+      links_(rank, cluster),
+      sink_(sink),
+      seen_order_(remembered_max),
+      retired_(remembered_max) {}
+
+status<token_rejection> abort_token_verifier::accept_abort(const abort_token& token,
+                                                           room_key expected, rank_id presenter,
+                                                           bool presenter_is_party) {
+  // An ABORT: from the token's issuer to its audience, this prefill rank.
+  return accept(token, expected, presenter, token.audience == rank_ && presenter == token.issuer,
+                presented{presenter_is_party, nullptr, nullptr});
+}
+
+status<token_rejection> abort_token_verifier::accept_ack(const control_message& message,
+                                                         room_key expected,
+                                                         bool presenter_is_party,
+                                                         const abort_token* issued) {
+  KVSIM_INVARIANT(message.token.has_value(), "a drain-ACK is checked by the token it carries");
+  const abort_token& token = *message.token;
   // A drain-ACK: from the token's audience back to its issuer, this decode rank.
-  return accept(token, expected, presenter, token.issuer == rank_ && presenter == token.audience);
+  return accept(token, expected, message.from,
+                token.issuer == rank_ && message.from == token.audience,
+                presented{presenter_is_party, &message, issued});
+}
+
+bool abort_token_verifier::proven(const control_message& message) {
+  const link_macs* link = links_.find(message.from);
+  return link != nullptr && link->messages.verify(message, rank_);
+}
+
+void abort_token_verifier::prove(control_message& message, rank_id to) {
+  const link_macs* link = links_.find(to);
+  KVSIM_INVARIANT(link != nullptr, "a rank proves messages only on links it holds a key for");
+  message.proof = link->messages.sign(message, to);
 }
 
 status<token_rejection> abort_token_verifier::accept(const abort_token& token, room_key expected,
-                                                     rank_id presenter, bool between_parties) {
+                                                     rank_id presenter, bool between_parties,
+                                                     presented what) {
   std::optional<token_rejection> rejection;
   const seen_entry entry{token.issuer, token.epoch, token.nonce, presenter};
-  // The one MAC check of this message on its way through the core (on_abort and on_ack each
-  // call accept once per message); the cheaper field checks come after it so that a forged
-  // token is always refused as forged, whatever it claims.
-  if (!mac_.verify(token)) {
+  // The token verifies only under the key of the link it names; a rank holding no key of that
+  // link cannot tell it from noise. The one MAC check of this message on its way through the
+  // core (on_abort and on_ack each call accept once per message); the cheaper field checks
+  // come after it so that a forged token is always refused as forged, whatever it claims.
+  // A rank holds the keys of its own links only: a token between two other ranks cannot be
+  // told from a forgery here, and is refused as one.
+  const link_macs* link = token.issuer == rank_     ? links_.find(token.audience)
+                          : token.audience == rank_ ? links_.find(token.issuer)
+                                                    : nullptr;
+  if (link == nullptr || !link->tokens.verify(token)) {
     rejection = token_rejection::forged;
   } else if (token.key.room != expected.room) {
     rejection = token_rejection::foreign_room;
@@ -151,18 +150,32 @@ status<token_rejection> abort_token_verifier::accept(const abort_token& token, r
     rejection = token_rejection::foreign_issuer;
   } else if (retired_.contains(token.key)) {
     rejection = token_rejection::retired;
+  } else if (what.proof_of != nullptr && !link->messages.verify(*what.proof_of, rank_)) {
+    // Checked before the duplicate memory takes it: an echo without proof must not use up the
+    // place of the genuine ACK that follows.
+    rejection = token_rejection::unproven;
+  } else if (!what.party) {
+    rejection = token_rejection::not_a_party;
+  } else if (what.proof_of != nullptr && (what.issued == nullptr || *what.issued != token)) {
+    // Genuine and proven, but not what this life of this rank asked that peer to echo.
+    rejection = token_rejection::not_issued;
   } else if (const auto it = seen_.find(token.key); it != seen_.end() && it->second.contains(entry)) {
     rejection = token_rejection::duplicate;
   }
   if (rejection) {
-    sink_.emit_built(event{rank_, token_rejected{expected, token.key, token.nonce, *rejection}});
+    refuse(expected, token.key, token.nonce, *rejection);
     return *rejection;
   }
   if (const auto oldest = seen_order_.insert(token.key)) seen_.erase(*oldest);
   seen_[token.key].insert(entry);
   sink_.emit_built(event{rank_, token_accepted{token.key, token.nonce, token.issuer, presenter,
-                                         token.audience}});
+                                               token.audience}});
   return done{};
+}
+
+void abort_token_verifier::refuse(room_key expected, room_key token_key, std::uint64_t nonce,
+                                  token_rejection why) {
+  sink_.emit_built(event{rank_, token_rejected{expected, token_key, nonce, why}});
 }
 
 void abort_token_verifier::forget(room_key key) {

@@ -123,6 +123,13 @@ void decode_receiver::on_message(const control_message& message) {
       return;
     case control_kind::chunk_ready:
     case control_kind::status:
+      // Progress frees pages (a complete transfer) or aborts a request: only its sender's
+      // proof under their link's key says who sent it. Checked before anything is held, so a
+      // rank without the key cannot fill the early buffer either.
+      if (!state_.tokens.proven(message)) {
+        state_.tokens.refuse(message.key, message.key, 0, token_rejection::unproven);
+        return;
+      }
       if (requests_.contains(message.key)) {
         on_progress(message);
       } else if (!finished_.contains(message.key)) {
@@ -137,6 +144,12 @@ void decode_receiver::on_message(const control_message& message) {
 
 void decode_receiver::on_progress(const control_message& message) {
   request& r = requests_.at(message.key);
+  // Only the request's own prefill ranks say how its transfer goes; checked here, when the
+  // request is known, for messages held early too (they are delivered at publish).
+  if (!expects(r, message.from)) {
+    state_.tokens.refuse(message.key, message.key, 0, token_rejection::not_a_party);
+    return;
+  }
   switch (message.kind) {
     case control_kind::chunk_ready:
       r.ready.insert(message.from);
@@ -175,20 +188,28 @@ void decode_receiver::on_ack(const control_message& ack) {
     // make the verifier remember a token no abort asked for).
     const auto waiting = requests_.find(key);
     if (waiting == requests_.end() || !awaits_acks(waiting->second)) {
-      if (finished_.contains(key)) (void)state_.tokens.accept_ack(*ack.token, key, ack.from);
+      if (finished_.contains(key)) (void)state_.tokens.accept_ack(ack, key, true, nullptr);
       return;
     }
-    if (!state_.tokens.accept_ack(*ack.token, key, ack.from)) return;  // rejection is an event
+    // Counted only from a rank this abort waits for, echoing the token issued to it now.
+    const request& asked = waiting->second;
+    const auto issued = asked.tokens.find(ack.from);
+    if (!state_.tokens.accept_ack(ack, key, expects(asked, ack.from),
+                                  issued == asked.tokens.end() ? nullptr : &issued->second)) {
+      return;  // rejection is an event
+    }
   }
   request& r = requests_.at(key);
   if (!awaits_acks(r)) return;  // B11's match by room may find a request not aborting
-  if (std::find(r.prefill_ranks.begin(), r.prefill_ranks.end(), ack.from) == r.prefill_ranks.end()) {
-    return;  // not a rank this abort waits for
-  }
+  if (!expects(r, ack.from)) return;  // B11's match by room does not ask the verifier
   if (!r.acked.insert(ack.from).second) return;  // a duplicate counts once
   emit(drain_ack_counted{key, ack.from, static_cast<std::uint32_t>(r.acked.size()),
                          static_cast<std::uint32_t>(r.prefill_ranks.size())});
   if (settled(r)) finish_abort(key);
+}
+
+bool decode_receiver::expects(const request& r, rank_id from) {
+  return std::find(r.prefill_ranks.begin(), r.prefill_ranks.end(), from) != r.prefill_ranks.end();
 }
 
 bool decode_receiver::settled(const request& r) const {

@@ -11,6 +11,14 @@
 // may still land; it counts the dead rank as drained only once the transport confirms the
 // connection torn down, and then confirms the quarantine and frees.
 //
+// Authority: chunk_ready and status count only from the request's own prefill ranks, each
+// proven by its sender under the key of their link (core/message_proof.h); a message that
+// arrived before its request registered is held, and its sender checked when the request is
+// published. A drain-ACK counts only from a rank the abort waits for, proven by it, echoing
+// exactly the token issued to it for this abort (abort_token_verifier::accept_ack): an echo by
+// anyone who merely saw the ABORT, a token minted by a holder of the link's key, or one issued
+// before this rank restarted (another epoch) is refused, with the reason as an event.
+//
 // Bounded: a request is forgotten when it finishes (a bounded record of the recently
 // finished ones answers finished() and drops their late messages); chunk_ready and status
 // messages that arrive before their request is registered are held, bounded, and delivered
@@ -132,6 +140,7 @@ class decode_receiver {
   static bool awaits_acks(const request& r) {
     return r.now == phase::aborting || r.now == phase::quarantined;
   }
+  static bool expects(const request& r, rank_id from);  // `from` is one of its prefill ranks
   bool settled(const request& r) const;
   std::uint32_t settled_count(const request& r) const;
   void finish_abort(room_key key);

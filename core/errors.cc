@@ -68,6 +68,12 @@ const char* to_string(token_rejection rejection) {
       return "foreign_issuer";
     case token_rejection::retired:
       return "retired";
+    case token_rejection::unproven:
+      return "unproven";
+    case token_rejection::not_a_party:
+      return "not_a_party";
+    case token_rejection::not_issued:
+      return "not_issued";
   }
   return "unknown_token_rejection";
 }

@@ -44,6 +44,14 @@ enum class token_rejection : std::uint8_t {
   // peer's token never serves for another's ACK.
   foreign_issuer,
   retired,  // genuine, but its (room, generation) is over here: a replay after forget
+  // A drain-ACK, chunk_ready or status without its sender's proof under the key of its link
+  // to this rank: an echo of a token by someone who saw it but holds no key of that link.
+  unproven,
+  // From a rank that is no party to the request: not one of the prefill ranks it waits for.
+  not_a_party,
+  // A genuine, proven drain-ACK whose token is not the one this rank issued to that peer for
+  // this abort: minted by a holder of the link's key, or issued in an earlier life of this rank.
+  not_issued,
 };
 
 const char* to_string(ledger_error error);

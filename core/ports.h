@@ -5,13 +5,12 @@
 // never branches inside the core. Blocking calls suspend a fiber in the simulator and block
 // a host thread on GPUs; the core cannot tell which.
 //
-// What issue 2 uses (event_sink, clock) is complete; the rest is the shape the transfer and
-// prefetch protocols build on and may grow with them.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <vector>
 
-#include "core/abort_token.h"
+#include "core/token_mac.h"
 #include "core/events.h"
 #include "core/ids.h"
 #include "core/kv_status.h"
@@ -122,6 +121,9 @@ struct control_message {
   std::optional<abort_token> token;
   std::vector<page_index> pages;
   std::optional<kv_status> status;  // kind status: what the sender's side says of the request
+  // The sender's MAC of everything above under the key of its link to the receiver
+  // (core/message_proof.h): on a prefill rank's abort_ack, chunk_ready and status.
+  std::optional<std::array<std::uint8_t, 32>> proof{};
 };
 
 class messenger {

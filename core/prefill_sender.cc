@@ -163,8 +163,10 @@ bool prefill_sender::drained(room_key key) const {
 void prefill_sender::send_ack(room_key key, const ack_target& target) {
   emit(drain_ack_sent{key, target.decode_rank, target.token.nonce, state_.lifetimes.is_closed(key),
                       static_cast<std::uint32_t>(in_flight(key) ? 1 : 0)});
-  ports_.control.send(target.decode_rank,
-                      control_message{control_kind::abort_ack, rank_, key, target.token, {}, {}});
+  control_message ack{control_kind::abort_ack, rank_, key, target.token, {}, {}};
+  // Its own proof: the echo alone could be made by anyone who saw the ABORT go by.
+  state_.tokens.prove(ack, target.decode_rank);
+  ports_.control.send(target.decode_rank, ack);
 }
 
 void prefill_sender::send_due_acks(room_key key, room& r) {
@@ -178,14 +180,26 @@ void prefill_sender::on_abort(const control_message& abort) {
   owner_.check();
   if (!abort.token) return;  // an unauthenticated ABORT touches nothing
   const room_key key = abort.key;
-  // The verifier's duplicate memory outlives the room on purpose (bounded by its capacity):
-  // a replayed ABORT of a request that is over is refused as a duplicate, so it cannot plant
-  // a before-open tombstone that pushes out one a late sender still needs, while a late first
-  // ABORT from another decode rank is still accepted and answered. Prefill never retires a
-  // key (forget): it cannot tell a late first ABORT from a replay without that memory.
-  if (!state_.tokens.accept_abort(*abort.token, key, abort.from)) return;  // rejection: an event
-  const ack_target target{abort.from, *abort.token};
   const auto it = rooms_.find(key);
+  // An open room knows the decode ranks it serves: an ABORT from any other rank is refused.
+  // Before the open nobody here knows them, and the ABORT tombstones the room as always.
+  const bool party = it == rooms_.end() || it->second.decode_ranks.empty() ||
+                     std::find(it->second.decode_ranks.begin(), it->second.decode_ranks.end(),
+                               abort.from) != it->second.decode_ranks.end();
+  // The verifier's memory of a room's ABORTs lives as long as the room: forgotten (retired)
+  // when the room is (forget_if_done), so it never grows with the requests served. An
+  // authentic ABORT of a room that is over, a replay or a late first one from another decode
+  // rank alike, is answered as one of a room this rank does not have: closed (a tombstone, once:
+  // a close is idempotent) and drain-ACKed, since nothing of it is in flight here.
+  const status<token_rejection> accepted = state_.tokens.accept_abort(*abort.token, key, abort.from, party);
+  if (!accepted && accepted.error() != token_rejection::retired) return;  // every rejection is an event
+  const ack_target target{abort.from, *abort.token};
+  if (!accepted) {
+    // Over here, its ABORTs forgotten: nothing to register, nothing in flight to wait for.
+    (void)state_.lifetimes.close(key);
+    send_ack(key, target);
+    return;
+  }
   if (it == rooms_.end() || it->second.cleared_for.contains(abort.from)) {
     // No sender for this (room, generation): not opened yet, or finished and drained. A
     // tombstone keeps a late open from ever writing (B10 restores the old: none); nothing of
@@ -246,9 +260,10 @@ void prefill_sender::finish(room_key key) {
 // ended, a failed status otherwise, so that a decode rank that did not abort itself still
 // drains (it aborts and waits for every drain-ACK) before it frees.
 void prefill_sender::send_outcome(room_key key, rank_id decode, bool failed) {
-  const control_message outcome =
+  control_message outcome =
       failed ? control_message{control_kind::status, rank_, key, std::nullopt, {}, kv_status::failed}
              : control_message{control_kind::chunk_ready, rank_, key, std::nullopt, {}, {}};
+  state_.tokens.prove(outcome, decode);
   emit(outcome_reported{key, decode, failed});
   ports_.control.send(decode, outcome);
 }
@@ -266,6 +281,7 @@ void prefill_sender::forget_if_done(room_key key) {
   const request_outcome outcome = r.failed ? request_outcome::aborted : request_outcome::succeeded;
   (void)state_.lifetimes.clear(key);
   state_.statuses.erase(key);
+  state_.tokens.forget(key);
   rooms_.erase(it);
   emit(request_finished{key, outcome});
 }

@@ -7,6 +7,12 @@
 // chunk of it is in flight on this rank. Source pages go back to the ledger only through
 // release, which the ledger defers while a transfer still holds a lease on them.
 //
+// Authority: an ABORT of an open room is taken only from a decode rank the room serves; the
+// verifier's memory of a room's ABORTs lives as long as the room (retired when it is
+// forgotten), and an authentic ABORT of a room that is over is answered with a drain-ACK and
+// changes nothing. Every drain-ACK, chunk_ready and status it sends bears this rank's proof
+// under the key of its link to the receiver (core/message_proof.h).
+//
 // Single-threaded: the rank's scheduler and bootstrap actors call in turn; blocking lives in
 // the ports. Each historical bug of core/variant.h that lives here is one `if` on `variant_`.
 #include <cstdint>

@@ -80,6 +80,9 @@ std::optional<sim::finding> abort_authority_checker::check_rejected(
     case core::token_rejection::duplicate:
     case core::token_rejection::foreign_issuer:
     case core::token_rejection::retired:
+    case core::token_rejection::unproven:
+    case core::token_rejection::not_a_party:
+    case core::token_rejection::not_issued:
       agrees = claimed == expected;
       break;
   }

@@ -220,6 +220,8 @@ std::vector<std::uint8_t> encode_control(const core::control_message& message) {
   for (core::page_index p : message.pages) w.put<std::uint32_t>(p);
   w.put<std::uint8_t>(message.status ? 1 : 0);
   if (message.status) w.put<std::uint8_t>(static_cast<std::uint8_t>(*message.status));
+  w.put<std::uint8_t>(message.proof ? 1 : 0);
+  if (message.proof) w.put_bytes(*message.proof);
   return w.finish();
 }
 
@@ -345,6 +347,11 @@ core::control_message decode_control(std::span<const std::uint8_t> payload) {
                std::to_string(status) + ")");
     }
     m.status = static_cast<core::kv_status>(status);
+  }
+  if (r.get_flag("has_proof")) {
+    std::array<std::uint8_t, 32> proof{};
+    r.get_bytes(proof, "proof");
+    m.proof = proof;
   }
   r.end();
   return m;

@@ -11,7 +11,7 @@
 //               | has_token u8 [ room u64 | generation u32 | issuer u32 | audience u32
 //                                | epoch u64 | nonce u64 | mac 32 bytes ]
 //               | page_count u32 | page u32 * page_count
-//               | has_status u8 [ status u8 ]
+//               | has_status u8 [ status u8 ] | has_proof u8 [ proof 32 bytes ]
 //   nccl_id   = 128 opaque bytes (ncclUniqueId)
 //   step      = line_length u32 | line (line_length bytes, 1..step_line_max, no control
 //               character): one line of the step protocol (step_channel.h) between ranks
@@ -61,7 +61,9 @@ inline constexpr std::uint32_t hello_magic = 0x6d73766b;      // "kvsm" read lit
 // 3: links are authenticated at the hello and sealed afterwards (link_auth.h, frame_seal.h).
 // 4: step frames (rank 0 hands rank 1 the script's steps when a launcher started them).
 // 5: collective frames (the members of a rank group in processes of their own).
-inline constexpr std::uint16_t wire_version = 5;
+// 6: control messages carry their sender's proof under the link's key (core/message_proof.h),
+//    and abort tokens are MACed under the key of their link, not the cluster's.
+inline constexpr std::uint16_t wire_version = 6;
 inline constexpr std::size_t id_blob_bytes = 128;  // NCCL_UNIQUE_ID_BYTES
 using id_blob = std::array<std::uint8_t, id_blob_bytes>;
 inline constexpr std::size_t handshake_nonce_bytes = 32;

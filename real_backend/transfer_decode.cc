@@ -12,8 +12,9 @@ decode_actor::decode_actor(transfer_context& context, tcp_messenger& wire)
     : context_(context),
       net_(wire, context.wire),
       ledger_(decode_rank, context.spec.topology.pages_per_rank, context.log),
-      issuer_(decode_rank, derive_token_key(context.secret), draw_token_epoch(), context.log),
-      tokens_(decode_rank, derive_token_key(context.secret), context.log),
+      links_(decode_rank, derive_token_key(context.secret), {prefill_rank}),
+      issuer_(decode_rank, links_, draw_token_epoch(), context.log),
+      tokens_(decode_rank, links_, context.log),
       receiver_(decode_rank, {net_, clock_, context.log, peers_}, {ledger_, issuer_, tokens_},
                 context.variant),
       requests_(context.spec.requests.size()) {

@@ -50,6 +50,7 @@ class decode_actor {
   steady_clock_port clock_;
   peers_in_process peers_;
   core::page_ledger ledger_;
+  core::link_keyring links_;  // its link to prefill: the only key it holds after start-up
   core::abort_token_issuer issuer_;
   core::abort_token_verifier tokens_;
   core::decode_receiver receiver_;

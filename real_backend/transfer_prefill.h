@@ -85,6 +85,7 @@ class prefill_actor {
   core::page_ledger ledger_;
   core::room_lifetimes lifetimes_;
   core::transfer_status_table statuses_;
+  core::link_keyring links_;  // its link to decode: the only key it holds after start-up
   core::abort_token_verifier tokens_;
   core::prefill_sender sender_;
   std::vector<request> requests_;

@@ -26,6 +26,9 @@ constexpr std::array<const char*, probe_count> probe_names{
     "stale_generation_ack_ignored",
     "foreign_party_token_refused",
     "retired_token_refused",
+    "unproven_message_refused",
+    "stranger_message_refused",
+    "unissued_ack_refused",
     "failed_kept_sticky",
     "pending_prefetch_revoked",
     "active_prefetch_drained",
@@ -172,6 +175,15 @@ void probe_counter::observe_core(const core::event& e) {
                 break;
               case core::token_rejection::retired:
                 hit(probe::retired_token_refused);
+                break;
+              case core::token_rejection::unproven:
+                hit(probe::unproven_message_refused);
+                break;
+              case core::token_rejection::not_a_party:
+                hit(probe::stranger_message_refused);
+                break;
+              case core::token_rejection::not_issued:
+                hit(probe::unissued_ack_refused);
                 break;
               case core::token_rejection::foreign_room:
                 break;

@@ -47,6 +47,9 @@ enum class probe : std::uint8_t {
   stale_generation_ack_ignored,    // decode refused an ACK of an older incarnation of the room
   foreign_party_token_refused,     // a genuine token presented by or to a rank it was not for
   retired_token_refused,           // a drain-ACK for a request that finished: its key is retired
+  unproven_message_refused,        // a drain-ACK, chunk_ready or status without its link's proof
+  stranger_message_refused,        // an ABORT, ACK or progress from a rank no party to the request
+  unissued_ack_refused,            // a proven drain-ACK echoing a token this life never issued
   // Transfer status.
   failed_kept_sticky,  // a late update met a Failed status and was ignored
   // HiCache prefetch.
@@ -54,7 +57,7 @@ enum class probe : std::uint8_t {
   active_prefetch_drained,   // an active prefetch drained before the barrier
   io_tail_freed,             // the I/O actor freed the tail after its storage call
 };
-inline constexpr std::size_t probe_count = 23;
+inline constexpr std::size_t probe_count = 26;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

@@ -50,12 +50,25 @@ core::cluster_key world_key() {
   return key;
 }
 
-// Every world of the process shares one cluster key, so its HMAC state is prepared once (a
-// constant, like the key: nothing of a run reaches it) and each rank's issuer and verifier
-// copy it. Keying HMAC per rank per run was 4% of a page42 search.
-const core::token_mac& world_mac() {
-  static const core::token_mac prepared(world_key());
-  return prepared;
+// Every world of the process shares one cluster key, so each link's key is derived and its
+// HMAC states prepared once per thread (a constant, like the key: nothing of a run reaches it)
+// and each rank's keyring copies the links it holds. Keying HMAC per rank per run was 4% of a
+// page42 search.
+const core::link_macs& world_link(rank_id a, rank_id b) {
+  thread_local std::map<std::pair<rank_id, rank_id>, core::link_macs> prepared;
+  const std::pair<rank_id, rank_id> link{std::min(a, b), std::max(a, b)};
+  auto it = prepared.find(link);
+  if (it == prepared.end()) {
+    it = prepared.emplace(link, core::link_macs(core::derive_link_key(world_key(), a, b))).first;
+  }
+  return it->second;
+}
+
+// The keys rank `self` holds: its links to every rank in `peers`, and no other.
+core::link_keyring world_keyring(rank_id self, const std::vector<rank_id>& peers) {
+  core::link_keyring ring(self);
+  for (rank_id peer : peers) ring.add(peer, world_link(self, peer));
+  return ring;
 }
 
 // Each issuer's epoch: a real rank draws it at random when it starts; the simulated ranks
@@ -75,7 +88,8 @@ struct transfer_world::parts {
                                           : core::release_policy::defer_while_leased}),
           lifetimes(rank, p.world.core_sink(), p.spec.topology.tombstones),
           statuses(rank, p.world.core_sink()),
-          verifier(rank, world_mac(), p.world.core_sink()),
+          links(world_keyring(rank, p.peers_of_prefill())),
+          verifier(rank, links, p.world.core_sink()),
           engine(p.world, rank, {}),
           sender(rank, {engine, p.network.endpoint(rank), p.world.core_sink()},
                  {ledger, lifetimes, statuses, verifier}, p.variant),
@@ -84,6 +98,7 @@ struct transfer_world::parts {
     core::page_ledger ledger;
     core::room_lifetimes lifetimes;
     core::transfer_status_table statuses;
+    core::link_keyring links;
     core::abort_token_verifier verifier;
     sim::sim_transfer_engine engine;
     core::prefill_sender sender;
@@ -101,13 +116,15 @@ struct transfer_world::parts {
           ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
                  core::ledger_options{p.spec.topology.allocation,
                                       core::release_policy::defer_while_leased}),
-          issuer(rank, world_mac(), issuer_epoch(rank), p.world.core_sink()),
-          verifier(rank, world_mac(), p.world.core_sink()),
+          links(world_keyring(rank, p.peers_of_decode())),
+          issuer(rank, links, issuer_epoch(rank), p.world.core_sink()),
+          verifier(rank, links, p.world.core_sink()),
           receiver(rank,
                    {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
                    {ledger, issuer, verifier}, p.variant) {}
     sim::kv_memory memory;
     core::page_ledger ledger;
+    core::link_keyring links;
     core::abort_token_issuer issuer;
     core::abort_token_verifier verifier;
     core::decode_receiver receiver;
@@ -132,6 +149,10 @@ struct transfer_world::parts {
     const rank_id prefills = spec.topology.prefill_ranks;
     for (rank_id p = 0; p < prefills; ++p) prefill_ranks.push_back(p);
     for (rank_id d = 0; d < spec.topology.decode_ranks; ++d) decode_ranks.push_back(prefills + d);
+    // The insider (fault message_forge): a member of the cluster with the next free rank id,
+    // holding the keys of its links to every rank, party to no request (sim_network.h).
+    insider = prefills + spec.topology.decode_ranks;
+    if (spec.faults.message_forge) network.set_insider(*insider, world_link);
     for (rank_id p : prefill_ranks) prefill.emplace(p, std::make_unique<prefill_rank_parts>(*this, p));
     for (rank_id d : decode_ranks) decode.emplace(d, std::make_unique<decode_rank_parts>(*this, d));
     std::map<rank_id, sim::kv_memory*> memories;
@@ -188,6 +209,18 @@ struct transfer_world::parts {
         world.emit(audit_decode(rank, part->receiver, part->verifier, registered));
       }
     });
+  }
+
+  // The ranks each side holds link keys for: the other side, and the cluster's insider.
+  std::vector<rank_id> peers_of_prefill() const {
+    std::vector<rank_id> peers = decode_ranks;
+    if (insider) peers.push_back(*insider);
+    return peers;
+  }
+  std::vector<rank_id> peers_of_decode() const {
+    std::vector<rank_id> peers = prefill_ranks;
+    if (insider) peers.push_back(*insider);
+    return peers;
   }
 
   // A poller touches its rank's books (sim/step_log.h: its steps declare them).
@@ -706,6 +739,7 @@ struct transfer_world::parts {
   std::vector<room_key> keys;
   std::vector<rank_id> prefill_ranks;
   std::vector<rank_id> decode_ranks;
+  std::optional<rank_id> insider;  // its rank id (set in the constructor)
   std::map<rank_id, std::unique_ptr<prefill_rank_parts>> prefill;
   std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
   std::vector<std::unique_ptr<sim::gate>> gates;

@@ -21,7 +21,21 @@ constexpr std::uint64_t forge_copies_tag = 0xf0e6ec;
 constexpr std::uint64_t forge_peer_tag = 0xf0e6ed;
 constexpr std::uint64_t forge_tampering_tag = 0xf0e6ee;  // what a re-signing forger changes
 constexpr std::uint32_t forge_copies_max = 3;  // tampered copies per message the attack picks
+constexpr std::uint64_t insider_lie_tag = 0x1a51de;
 constexpr std::uint64_t adversary_delay_us = 15;
+// The earlier life's decode epoch differs from every epoch of this one (the world's epochs
+// count up from a fixed base; this flips the top bit).
+constexpr std::uint64_t earlier_life_epoch_bit = 1ULL << 63;
+
+// What the insider says along with a message (sim_network.h).
+enum class insider_lie : std::uint32_t {
+  stranger_progress,   // chunk_ready for a request it has no part in
+  stranger_failure,    // a failed status for a request it has no part in
+  echo_as_audience,    // an ABORT's token echoed back as its audience, proven with its own key
+  minted_own_ack,      // a token it minted on its own link, ACKed as itself
+  earlier_life_ack,    // a recorded ACK of the previous life: genuine, proven, not issued now
+};
+constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::earlier_life_ack) + 1;
 constexpr std::size_t replay_window = 32;  // messages remembered per destination
 
 // The tampered copies an adversary can make of a message carrying a token. Each must be
@@ -51,12 +65,12 @@ enum class forgery : std::uint32_t {
   // or nonce, any bit of its width): the MAC must cover every bit of every field.
   token_field_bit,
   // A forger that knows the MAC's algorithm but not the cluster's key: it tampers as one of the
-  // kinds above (drawn again), then MACs the token afresh under a key of its own. Under the
-  // empty key (HMAC pads a short key with zeros, so an all-zero key is the empty one): a core
-  // that MACs without its key, or with a key never loaded, accepts it. Under another
-  // cluster's key: a process left over from an earlier deployment, or a rank of a neighbouring
-  // cluster, whose tokens are well formed and must still be refused. Every tampering above
-  // keeps the genuine MAC, so only these show a MAC that does not depend on the key.
+  // kinds above (drawn again), then MACs the token afresh under the token's link key derived
+  // from a cluster key of its own. From the empty key (all zeros): a core that MACs without
+  // its key, or with a key never loaded, accepts it. From another cluster's key: a process left
+  // over from an earlier deployment, or a rank of a neighbouring cluster, whose tokens are
+  // well formed and must still be refused. Every tampering above keeps the genuine MAC, so
+  // only these show a MAC that does not depend on the key.
   resigned_empty_key,
   resigned_foreign_key,
 };
@@ -132,18 +146,19 @@ core::control_message forged(core::control_message m, forgery how, std::uint32_t
   return m;
 }
 
-// The forger's own keys (never the cluster's: the scenario world keeps that one). Prepared
-// once per process, like the cluster's (nothing of a run reaches them).
-const core::token_mac& forger_mac(forgery signer) {
-  static const core::token_mac empty_key{core::cluster_key{}};
-  static const core::token_mac foreign_key{[] {
-    core::cluster_key key;
-    for (std::size_t i = 0; i < key.bytes.size(); ++i) {
-      key.bytes[i] = static_cast<std::uint8_t>(0xc3 ^ (7 * i));
+// The forger's own cluster keys (never the cluster's: the scenario world keeps that one).
+// It knows the algorithm, link derivation included, so it MACs under the key of the token's
+// link as derived from its own cluster key: the empty one (a core that never loaded its key
+// derives exactly these) or another cluster's.
+core::abort_token resigned(core::abort_token token, forgery signer) {
+  core::cluster_key cluster;  // the empty key
+  if (signer == forgery::resigned_foreign_key) {
+    for (std::size_t i = 0; i < cluster.bytes.size(); ++i) {
+      cluster.bytes[i] = static_cast<std::uint8_t>(0xc3 ^ (7 * i));
     }
-    return key;
-  }()};
-  return signer == forgery::resigned_empty_key ? empty_key : foreign_key;
+  }
+  token.mac = core::token_mac(core::derive_link_key(cluster, token.issuer, token.audience)).sign(token);
+  return token;
 }
 
 }  // namespace
@@ -238,12 +253,68 @@ void sim_network::deliver(message_id id, core::rank_id to, const core::control_m
 // What an adversary sends along with `message` (both are faults of the run's profile, off
 // unless the scenario allows them): an earlier message to the same rank again, or a tampered
 // copy of this one. Each is a message of its own on the wire (sent, then delivered).
-void sim_network::attack(core::rank_id to, const core::control_message& message) {
-  const auto inject = [&](const core::control_message& m) {
-    const message_id id = next_message_++;
-    world_.emit(message_sent{id, m.from, to, m.kind, m.key, true});
-    deliver(id, to, m, adversary_delay_us);
+void sim_network::inject(core::rank_id to, const core::control_message& m) {
+  const message_id id = next_message_++;
+  world_.emit(message_sent{id, m.from, to, m.kind, m.key, true});
+  deliver(id, to, m, adversary_delay_us);
+}
+
+// The insider's lie along with `message` (sim_network.h), each under keys it holds or a
+// recording of the earlier life: a correct core refuses every one.
+void sim_network::lie(core::rank_id to, const core::control_message& message) {
+  const core::rank_id self = *insider_;
+  const auto how = static_cast<insider_lie>(world_.choose(insider_lie_tag, insider_lies));
+  const auto proven = [&](core::control_message m, core::rank_id prover) {
+    m.proof = links_(prover, to).messages.sign(m, to);
+    return m;
   };
+  switch (how) {
+    case insider_lie::stranger_progress:
+      inject(to, proven({core::control_kind::chunk_ready, self, message.key, {}, {}, {}}, self));
+      return;
+    case insider_lie::stranger_failure:
+      inject(to, proven({core::control_kind::status, self, message.key, {}, {}, core::kv_status::failed},
+                        self));
+      return;
+    case insider_lie::echo_as_audience:
+    case insider_lie::minted_own_ack:
+    case insider_lie::earlier_life_ack:
+      break;
+  }
+  // The ACK lies answer an ABORT on its way to its audience: they go back to its issuer.
+  if (message.kind != core::control_kind::abort || !message.token) return;
+  const core::abort_token& seen = *message.token;
+  const core::rank_id decode = seen.issuer;
+  core::control_message ack{core::control_kind::abort_ack, seen.audience, message.key, seen, {}, {}};
+  switch (how) {
+    case insider_lie::echo_as_audience:
+      ack.proof = links_(self, decode).messages.sign(ack, decode);  // the only key it has
+      break;
+    case insider_lie::minted_own_ack: {
+      core::abort_token minted{message.key, decode, self, seen.epoch, seen.nonce, {}};
+      minted.mac = links_(decode, self).tokens.sign(minted);
+      ack.from = self;
+      ack.token = minted;
+      ack.proof = links_(self, decode).messages.sign(ack, decode);
+      break;
+    }
+    case insider_lie::earlier_life_ack: {
+      core::abort_token earlier = seen;
+      earlier.epoch ^= earlier_life_epoch_bit;
+      earlier.mac = links_(decode, seen.audience).tokens.sign(earlier);
+      ack.token = earlier;
+      ack.proof = links_(seen.audience, decode).messages.sign(ack, decode);
+      break;
+    }
+    case insider_lie::stranger_progress:
+    case insider_lie::stranger_failure:
+      return;
+  }
+  inject(decode, ack);
+}
+
+void sim_network::attack(core::rank_id to, const core::control_message& message) {
+  const auto inject = [&](const core::control_message& m) { this->inject(to, m); };
   if (const auto past = sent_to_.find(to);
       past != sent_to_.end() && !past->second.empty() && world_.fault(fault_kind::message_replay)) {
     inject(past->second[world_.choose(replay_tag, static_cast<std::uint32_t>(past->second.size()))]);
@@ -274,10 +345,11 @@ void sim_network::attack(core::rank_id to, const core::control_message& message)
         peer = others[world_.choose(forge_peer_tag, static_cast<std::uint32_t>(others.size()))];
       }
       core::control_message copy_sent = forged(message, how, byte, peer);
-      if (signer) copy_sent.token->mac = forger_mac(*signer).sign(*copy_sent.token);
+      if (signer) copy_sent.token = resigned(*copy_sent.token, *signer);
       inject(copy_sent);
     }
   }
+  if (insider_ && world_.fault(fault_kind::message_forge)) lie(to, message);
 }
 
 bool sim_network::connected(core::rank_id from, core::rank_id to) const {

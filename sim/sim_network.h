@@ -10,14 +10,25 @@
 // attacked in every search whose scenario allows it, not only in unit tests. With a liveness
 // model (peer death), a message whose sender or receiver is dead when it is sent or due is
 // lost for good: the connection is gone, nobody resends it.
+//
+// With an insider (set_insider), the same adversary also lies as a member of the cluster: a
+// rank that holds the keys of its own links to every rank (core/link_keys.h) and is party to
+// no request. Along with a message it may send the receiver, all under its own keys: progress
+// (chunk_ready, a failed status) for a request it has no part in; a drain-ACK echoing an ABORT
+// it saw go by, as the prefill rank the ABORT was for (it cannot make that rank's proof) or as
+// itself with a token it minted on its own link; and a drain-ACK recorded in an earlier life of
+// the cluster (the same link keys, the decode rank's previous epoch): genuine and proven by the
+// prefill rank that sent it then, but not the token this life issued.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <vector>
 
+#include "core/link_keys.h"
 #include "core/ports.h"
 #include "sim/sim_liveness.h"
 #include "sim/wait_queue.h"
@@ -36,6 +47,14 @@ class sim_network {
   std::optional<core::control_message> try_receive(core::rank_id rank);
   // Who is alive (peer death); without one, every rank is.
   void set_liveness(const sim_liveness& liveness) { liveness_ = &liveness; }
+  // The key of the link between two ranks under the cluster's key (the world derives them).
+  using link_lookup = std::function<const core::link_macs&(core::rank_id, core::rank_id)>;
+  // The insider: `rank` is its id (a member of the cluster, party to no request); `links` the
+  // world's link keys, from which it takes its own and the earlier life's recordings.
+  void set_insider(core::rank_id rank, link_lookup links) {
+    insider_ = rank;
+    links_ = std::move(links);
+  }
 
  private:
   class endpoint_port;
@@ -48,6 +67,8 @@ class sim_network {
   void deliver(message_id id, core::rank_id to, const core::control_message& message,
                std::uint64_t delay_us);
   void attack(core::rank_id to, const core::control_message& message);
+  void lie(core::rank_id to, const core::control_message& message);
+  void inject(core::rank_id to, const core::control_message& message);
   core::control_message receive(core::rank_id rank);
   mailbox& box(core::rank_id rank);
   bool connected(core::rank_id from, core::rank_id to) const;
@@ -63,6 +84,8 @@ class sim_network {
   std::map<core::rank_id, std::set<core::rank_id>> peers_of_;  // who each rank heard from
   message_id next_message_ = 1;
   const sim_liveness* liveness_ = nullptr;
+  std::optional<core::rank_id> insider_;
+  link_lookup links_;
 };
 
 }  // namespace kvsim::sim

@@ -48,6 +48,15 @@ class DecodeReceiver : public ::testing::Test {
     return control_message{control_kind::abort_ack, from, request, token, {}, {}};
   }
 
+  // `message` as its sender makes it: proven under the key of the link between the rank it
+  // names and this decode rank (core/message_proof.h).
+  static control_message proven(control_message message) {
+    message.proof = message_mac(derive_link_key(test_key(), message.from, decode_rank))
+                        .sign(message, decode_rank);
+    return message;
+  }
+  void deliver(const control_message& message) { receiver.on_message(proven(message)); }
+
   recording_sink sink;
   fake_messenger control;
   fake_clock clock;
@@ -69,11 +78,11 @@ TEST_F(DecodeReceiver, TheAbortIsArmedBeforeItIsSent) {
 
 TEST_F(DecodeReceiver, PagesAreReleasedOnlyWhenEveryExpectedRankHasAcked) {
   start_and_abort();
-  receiver.on_message(ack_from(0));
-  receiver.on_message(ack_from(0));  // a duplicate counts once
+  deliver(ack_from(0));
+  deliver(ack_from(0));  // a duplicate counts once
   EXPECT_EQ(ledger.free_count(), 5u);
   EXPECT_FALSE(receiver.finished(request));
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(1));
   EXPECT_EQ(ledger.free_count(), 8u);
   EXPECT_TRUE(receiver.finished(request));
   EXPECT_EQ(sink.last<request_pages_released>()->reason, release_reason::all_acks);
@@ -84,12 +93,12 @@ TEST_F(DecodeReceiver, AnAckAfterTheRequestFinishedLeavesNothingInTheVerifier) {
   // finished request forgot its tokens, so a verifier that still checked (and remembered)
   // this one would keep it for good, one entry per late ACK for the life of the engine.
   start_and_abort();
-  receiver.on_message(ack_from(0));
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(0));
+  deliver(ack_from(1));
   ASSERT_TRUE(receiver.finished(request));
   ASSERT_EQ(verifier.remembered(), 0u);
-  receiver.on_message(ack_from(1));
-  receiver.on_message(ack_from(0));
+  deliver(ack_from(1));
+  deliver(ack_from(0));
   EXPECT_EQ(verifier.remembered(), 0u);
   EXPECT_EQ(sink.count<drain_ack_counted>(), 2u);
 }
@@ -99,7 +108,7 @@ TEST_F(DecodeReceiver, AnAckForTheOlderRequestOnTheSameRoomDoesNotCount) {
   control_message stale = ack_from(0);
   stale.key = older_request;
   stale.token = issuer.issue(older_request, 0);
-  receiver.on_message(stale);
+  deliver(stale);
   EXPECT_EQ(sink.count<drain_ack_counted>(), 0u);
 }
 
@@ -110,14 +119,14 @@ TEST_F(DecodeReceiver, ADeadlineQuarantinesAndNeverFrees) {
   EXPECT_EQ(sink.last<deadline_expired>()->action, deadline_action::quarantined);
   EXPECT_EQ(ledger.free_count(), 5u);
   // A late ACK from both ranks still heals the request.
-  receiver.on_message(ack_from(0));
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(0));
+  deliver(ack_from(1));
   EXPECT_EQ(ledger.free_count(), 8u);
 }
 
 TEST_F(DecodeReceiver, APrefillFailureIsDrainedLikeAnAbort) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
-  receiver.on_message(control_message{control_kind::status, 0, request, std::nullopt, {},
+  deliver(control_message{control_kind::status, 0, request, std::nullopt, {},
                                       kv_status::failed});
   EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u);
   EXPECT_EQ(ledger.free_count(), 5u);
@@ -125,13 +134,135 @@ TEST_F(DecodeReceiver, APrefillFailureIsDrainedLikeAnAbort) {
 
 TEST_F(DecodeReceiver, ACompletedRequestReleasesAsCompleted) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
-  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
   EXPECT_FALSE(receiver.transfer_complete(request));
-  receiver.on_message(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
   ASSERT_TRUE(receiver.transfer_complete(request));
   receiver.complete(request);
   EXPECT_EQ(ledger.free_count(), 8u);
   EXPECT_EQ(sink.last<request_finished>()->outcome, request_outcome::succeeded);
+}
+
+// --- authority: only the request's own prefill ranks, proven, echoing what was issued --------
+
+constexpr rank_id stranger_rank = 9;  // a member of the cluster, party to no request here
+
+TEST_F(DecodeReceiver, ChunkReadyFromARankNoPartyToTheRequestDoesNotComplete) {
+  // Prefill ranks {0, 1}: rank 0's chunk_ready and one from rank 9 must not make the transfer
+  // complete while rank 1 still writes, however well rank 9 proves its own message.
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  deliver(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, stranger_rank, request, std::nullopt, {}, {}});
+  EXPECT_FALSE(receiver.transfer_complete(request));
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::not_a_party);
+  deliver(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
+  EXPECT_TRUE(receiver.transfer_complete(request));
+}
+
+TEST_F(DecodeReceiver, AStrangersProgressHeldEarlyIsCheckedAtPublish) {
+  // Held before the request registered, delivered at publish: the sender is checked then.
+  deliver(control_message{control_kind::chunk_ready, stranger_rank, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  EXPECT_FALSE(receiver.transfer_complete(request));
+  EXPECT_EQ(sink.count<token_rejected>(), 1u);
+}
+
+TEST_F(DecodeReceiver, AFailedStatusFromAStrangerAbortsNothing) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  deliver(control_message{control_kind::status, stranger_rank, request, std::nullopt, {},
+                          kv_status::failed});
+  EXPECT_TRUE(control.of_kind(control_kind::abort).empty());
+  EXPECT_FALSE(receiver.aborting(request));
+}
+
+TEST_F(DecodeReceiver, ProgressWithoutItsSendersProofIsRefusedAndNotHeld) {
+  ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
+  receiver.publish(request);
+  // Claims rank 0 and 1, proven by nobody (or by a rank that is neither): no key, no authority.
+  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  control_message relabelled = proven({control_kind::chunk_ready, stranger_rank, request, std::nullopt, {}, {}});
+  relabelled.from = 1;
+  receiver.on_message(relabelled);
+  EXPECT_FALSE(receiver.transfer_complete(request));
+  EXPECT_EQ(sink.count<token_rejected>(), 2u);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::unproven);
+  // Not held early either: a rank without the key cannot fill the buffer.
+  receiver.on_message(control_message{control_kind::chunk_ready, 0, {99, 0}, std::nullopt, {}, {}});
+  EXPECT_EQ(receiver.early_held(), 0u);
+}
+
+TEST_F(DecodeReceiver, AnAbortsTokenEchoedWithoutItsAudiencesProofIsNotCounted) {
+  // Whoever saw the ABORT go by holds its token; only its audience can prove the ACK.
+  start_and_abort();
+  control_message echo = proven(ack_from(0));
+  echo.proof = message_mac(derive_link_key(test_key(), stranger_rank, decode_rank)).sign(echo, decode_rank);
+  receiver.on_message(echo);
+  receiver.on_message(ack_from(1));  // no proof at all
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 0u);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::unproven);
+  // The genuine ACKs still count: the echoes used up nothing.
+  deliver(ack_from(0));
+  deliver(ack_from(1));
+  EXPECT_TRUE(receiver.finished(request));
+}
+
+TEST_F(DecodeReceiver, AnAckWithATokenThisRankDidNotIssueIsNotCounted) {
+  // A holder of the link's key mints a token for this very (room, generation) and proves its
+  // ACK: genuine, between the right parties, and still not the token the abort sent.
+  start_and_abort();
+  abort_token_issuer minter{decode_rank, test_key(), 77, sink};
+  control_message minted = ack_from(0);
+  minted.token = minter.issue(request, 0);
+  deliver(minted);
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 0u);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::not_issued);
+  deliver(ack_from(0));
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 1u);
+}
+
+TEST_F(DecodeReceiver, AnAckFromAStrangerWithItsOwnTokenIsNotCounted) {
+  start_and_abort();
+  abort_token_issuer same_rank{decode_rank, test_key(), 1, sink};
+  control_message own{control_kind::abort_ack, stranger_rank, request,
+                      same_rank.issue(request, stranger_rank), {}, {}};
+  deliver(own);
+  EXPECT_EQ(sink.count<drain_ack_counted>(), 0u);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::not_a_party);
+}
+
+TEST(DecodeReceiverRestart, AnAckCapturedBeforeARestartIsNotCounted) {
+  // The same (room, generation) aborted in two lives of the decode rank (a restart: empty
+  // memories, a fresh epoch). Prefill's proven ACK of the first life, replayed into the second,
+  // must not free the second life's pages while prefill still writes them.
+  recording_sink sink;
+  fake_messenger control;
+  fake_clock clock;
+  fake_liveness peers;
+  control_message captured;
+  for (std::uint64_t epoch : {1u, 2u}) {
+    page_ledger ledger{decode_rank, 8, sink};
+    abort_token_issuer issuer{decode_rank, test_key(), epoch, sink};
+    abort_token_verifier verifier{decode_rank, test_key(), sink};
+    decode_receiver receiver(decode_rank, {control, clock, sink, peers}, {ledger, issuer, verifier},
+                             variant::safe());
+    ASSERT_TRUE(receiver.prealloc(request, 3, {0}).has_value());
+    receiver.publish(request);
+    receiver.abort(request, std::nullopt);
+    if (epoch == 1) {
+      captured = {control_kind::abort_ack, 0, request,
+                  control.of_kind(control_kind::abort).back().message.token, {}, {}};
+      captured.proof = message_mac(derive_link_key(test_key(), 0, decode_rank)).sign(captured, decode_rank);
+      continue;
+    }
+    receiver.on_message(captured);
+    EXPECT_FALSE(receiver.finished(request));
+    EXPECT_EQ(ledger.free_count(), 5u);
+    EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::not_issued);
+  }
 }
 
 // --- peer death ----------------------------------------------------------------------------
@@ -148,7 +279,7 @@ TEST_F(DecodeReceiver, ALostPrefillRankAbortsTheRequestAndQuarantinesItsPages) {
   EXPECT_EQ(sink.last<lease_quarantined>()->pages, receiver.pages(request));
   EXPECT_EQ(ledger.quarantined_page_count(), 3u);
   // The survivor drains, but the dead rank's posted writes may still land: nothing is freed.
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(1));
   receiver.check_peers();
   EXPECT_EQ(ledger.free_count(), 5u);
   EXPECT_FALSE(receiver.finished(request));
@@ -164,7 +295,7 @@ TEST_F(DecodeReceiver, TheTransportsTeardownConfirmsTheQuarantineAndFrees) {
   receiver.check_peers();
   EXPECT_EQ(sink.last<teardown_counted>()->settled, 1u);
   EXPECT_EQ(ledger.free_count(), 5u) << "rank 1 has not drained yet";
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(1));
   EXPECT_TRUE(receiver.finished(request));
   EXPECT_EQ(ledger.free_count(), 8u);
   EXPECT_EQ(ledger.quarantined_page_count(), 0u);
@@ -185,17 +316,17 @@ TEST_F(DecodeReceiver, ARankTornDownBeforeTheRequestNeedsNoQuarantine) {
 
 TEST_F(DecodeReceiver, ARankThatReportedItsChunksBeforeDyingDoesNotAbortTheRequest) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
-  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
   peers.states[0] = peer_state::lost;
   receiver.check_peers();
   EXPECT_FALSE(receiver.aborting(request));
-  receiver.on_message(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 1, request, std::nullopt, {}, {}});
   EXPECT_TRUE(receiver.transfer_complete(request));
 }
 
 TEST_F(DecodeReceiver, ADeadlineQuarantineIsALedgerQuarantineThatATeardownConfirms) {
   start_and_abort(100);
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(1));
   clock.now = 150;
   receiver.check_deadlines();
   EXPECT_TRUE(receiver.quarantined(request));
@@ -234,7 +365,7 @@ TEST_F(DecodeReceiverB1, HistoricalReleaseAtAbort) {
 
 TEST_F(DecodeReceiverB8, HistoricalPrefillFailureReleasesAtOnce) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
-  receiver.on_message(control_message{control_kind::status, 0, request, std::nullopt, {},
+  deliver(control_message{control_kind::status, 0, request, std::nullopt, {},
                                       kv_status::failed});
   EXPECT_EQ(ledger.free_count(), 8u);
   EXPECT_TRUE(control.of_kind(control_kind::abort).empty());
@@ -254,7 +385,7 @@ TEST_F(DecodeReceiverB11, HistoricalStaleAckCountsForTheNewRequest) {
   control_message stale = ack_from(0);
   stale.key = older_request;
   stale.token = std::nullopt;
-  receiver.on_message(stale);
+  deliver(stale);
   EXPECT_EQ(sink.count<drain_ack_counted>(), 1u);
 }
 
@@ -290,7 +421,7 @@ TEST_F(DecodeReceiver, AFinishedRequestIsForgottenButStillAnswersFinished) {
 // published and then drains as for any failure: it aborts and waits for every drain-ACK.
 // Before the fix no ABORT went out here and the request waited for a transfer forever.
 TEST_F(DecodeReceiver, AFailedStatusThatCameEarlyIsHeldAndActedOnAtPublish) {
-  receiver.on_message(
+  deliver(
       control_message{control_kind::status, 0, request, std::nullopt, {}, kv_status::failed});
   EXPECT_EQ(receiver.early_held(), 1u);
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
@@ -310,7 +441,7 @@ TEST_F(DecodeReceiver, TheBooksAgreeThroughEveryPath) {
   };
   const room_key early{9, 0};
   const room_key aborted{10, 0};
-  receiver.on_message(control_message{control_kind::chunk_ready, 0, early, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 0, early, std::nullopt, {}, {}});
   consistent("a message held early");
   ASSERT_TRUE(receiver.prealloc(request, 2, prefill_ranks).has_value());
   ASSERT_TRUE(receiver.prealloc(early, 2, {0}).has_value());
@@ -328,8 +459,8 @@ TEST_F(DecodeReceiver, TheBooksAgreeThroughEveryPath) {
   receiver.complete(early);
   consistent("a completion");
   receiver.abort(request, std::nullopt);
-  receiver.on_message(ack_from(0));
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(0));
+  deliver(ack_from(1));
   consistent("an abort drained by both ACKs");
   EXPECT_TRUE(receiver.finished(request));
   EXPECT_TRUE(receiver.finished(early));
@@ -337,7 +468,7 @@ TEST_F(DecodeReceiver, TheBooksAgreeThroughEveryPath) {
 
 TEST_F(DecodeReceiver, AnEarlyChunkReadyCountsOnceTheRequestIsPublished) {
   for (rank_id from : prefill_ranks) {
-    receiver.on_message(control_message{control_kind::chunk_ready, from, request, std::nullopt, {}, {}});
+    deliver(control_message{control_kind::chunk_ready, from, request, std::nullopt, {}, {}});
   }
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
   receiver.publish(request);
@@ -348,7 +479,7 @@ TEST_F(DecodeReceiver, LateNewsOfAFinishedRequestIsDroppedNotHeld) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
   receiver.publish(request);
   receiver.complete(request);
-  receiver.on_message(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
+  deliver(control_message{control_kind::chunk_ready, 0, request, std::nullopt, {}, {}});
   EXPECT_EQ(receiver.early_held(), 0u);
 }
 
@@ -362,7 +493,7 @@ class DecodeReceiverBounds : public DecodeReceiver {
 
 TEST_F(DecodeReceiverBounds, TheEarlyBufferIsBoundedAndOlderGenerationsAreDropped) {
   const auto ready = [&](room_key key) {
-    receiver.on_message(control_message{control_kind::chunk_ready, 0, key, std::nullopt, {}, {}});
+    deliver(control_message{control_kind::chunk_ready, 0, key, std::nullopt, {}, {}});
   };
   ready({30, 0});
   ready({31, 0});
@@ -389,7 +520,7 @@ TEST_F(DecodeReceiver, ItsBooksFollowTheLiveRequestsNotTheServedOnes) {
       receiver.abort(key, clock.now_us() + 5);
       for (const auto& sent : control.of_kind(control_kind::abort)) {
         if (sent.message.key != key) continue;
-        receiver.on_message(
+        deliver(
             control_message{control_kind::abort_ack, sent.to, key, sent.message.token, {}, {}});
       }
     }
@@ -417,7 +548,7 @@ TEST_F(DecodeReceiver, AReleaseOfPagesBeingReceivedIntoIsDeferredByTheLedger) {
   EXPECT_EQ(ledger.free_count(), 5u) << "freed while prefill's transport may still write them";
   EXPECT_EQ(ledger.retiring_count(), 3u);
   for (rank_id from : prefill_ranks) {
-    receiver.on_message(control_message{control_kind::chunk_ready, from, request, std::nullopt, {}, {}});
+    deliver(control_message{control_kind::chunk_ready, from, request, std::nullopt, {}, {}});
   }
   receiver.complete(request);
   EXPECT_EQ(ledger.free_count(), 8u);
@@ -442,8 +573,8 @@ TEST_F(DecodeReceiver, APinnedRequestGetsExactlyItsPages) {
   EXPECT_FALSE(receiver.prealloc_exact(request, std::vector<page_index>{0}, prefill_ranks))
       << "a live request registered twice";
   receiver.abort(request, std::nullopt);
-  receiver.on_message(ack_from(0));
-  receiver.on_message(ack_from(1));
+  deliver(ack_from(0));
+  deliver(ack_from(1));
   EXPECT_TRUE(receiver.finished(request));
   EXPECT_EQ(ledger.free_count(), 8u);
   EXPECT_TRUE(receiver.check_consistency().empty());

@@ -284,5 +284,65 @@ TEST_F(PrefillSender, ALateOpenRefusedByItsTombstoneTellsEveryDecodeRankItFailed
   EXPECT_EQ(told[1].message.status, kv_status::failed);
 }
 
+// --- authority ----------------------------------------------------------------------------
+
+TEST_F(PrefillSender, EverythingItTellsDecodeBearsItsProofUnderTheirLink) {
+  source = ledger.allocate(request, 4).value();
+  const std::vector<rank_id> decode_ranks{decode_rank};
+  ASSERT_TRUE(sender.open(request, source, decode_ranks));
+  ASSERT_TRUE(send(1));
+  sender.on_abort(abort_from(decode_rank, decode_tokens));
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  sender.finish(request);
+  const message_mac link(derive_link_key(test_key(), prefill_rank, decode_rank));
+  const message_mac other_link(derive_link_key(test_key(), prefill_rank, second_decode_rank));
+  for (const control_kind kind : {control_kind::abort_ack, control_kind::status}) {
+    const auto sent = control.of_kind(kind);
+    ASSERT_EQ(sent.size(), 1u) << static_cast<int>(kind);
+    EXPECT_TRUE(link.verify(sent[0].message, decode_rank));
+    EXPECT_FALSE(link.verify(sent[0].message, second_decode_rank)) << "bound to its receiver";
+    EXPECT_FALSE(other_link.verify(sent[0].message, decode_rank)) << "bound to its link";
+  }
+}
+
+TEST_F(PrefillSender, AnAbortFromADecodeRankTheRoomDoesNotServeTouchesNothing) {
+  source = ledger.allocate(request, 4).value();
+  const std::vector<rank_id> decode_ranks{decode_rank};
+  ASSERT_TRUE(sender.open(request, source, decode_ranks));
+  ASSERT_TRUE(send(1));
+  // Rank 2 holds the keys of its own link to this rank and mints a genuine token on it.
+  sender.on_abort(abort_from(second_decode_rank, second_decode_tokens));
+  EXPECT_TRUE(lifetimes.is_admitting(request));
+  EXPECT_NE(statuses.get(request), kv_status::failed);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::not_a_party);
+  EXPECT_TRUE(control.of_kind(control_kind::abort_ack).empty());
+}
+
+TEST_F(PrefillSender, TheAbortMemoryOfARoomEndsWithTheRoomAndAReplayChangesNothing) {
+  source = ledger.allocate(request, 4).value();
+  ASSERT_TRUE(sender.open(request, source));
+  ASSERT_TRUE(send(1));
+  const control_message abort = abort_from(decode_rank, decode_tokens);
+  sender.on_abort(abort);
+  EXPECT_EQ(verifier.remembered(), 1u);
+  transfers.end_all(transfer_poll::succeeded);
+  sender.poll();
+  sender.finish(request);
+  ASSERT_FALSE(sender.tracking(request));
+  EXPECT_EQ(verifier.remembered(), 0u) << "the room is over: so is its memory";
+  // A replay of the ABORT, or a late first one from another decode rank: refused as retired,
+  // answered as for a room this rank does not have (closed once, ACKed), remembered nowhere.
+  sender.on_abort(abort);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::retired);
+  const auto tombstones = lifetimes.tombstone_count();
+  sender.on_abort(abort);
+  sender.on_abort(abort_from(second_decode_rank, second_decode_tokens));
+  EXPECT_EQ(lifetimes.tombstone_count(), tombstones) << "a close of a closed room adds nothing";
+  EXPECT_TRUE(lifetimes.is_closed(request));
+  EXPECT_EQ(control.of_kind(control_kind::abort_ack).size(), 4u);
+  EXPECT_EQ(verifier.remembered(), 0u);
+}
+
 }  // namespace
 }  // namespace kvsim::core::prefill_sender_test

@@ -260,8 +260,8 @@ core_under_test set_up_core(const core_ports& p, const soak_config& config) {
   c.prefill_ledger = std::make_unique<page_ledger>(prefill_rank, config.pages_per_rank, p.events);
   c.lifetimes = std::make_unique<room_lifetimes>(prefill_rank, p.events, config.tombstones_max);
   c.statuses = std::make_unique<transfer_status_table>(prefill_rank, p.events);
-  // Prefill's duplicate memory outlives each room (a replayed ABORT must stay refused); its
-  // capacity bounds it, sized here like the tombstone tables.
+  // Prefill's memory of a room's ABORTs lives as long as the room; the keys it retires with
+  // the rooms are bounded by its capacity, sized here like the tombstone tables (as decode's).
   c.prefill_tokens =
       std::make_unique<abort_token_verifier>(prefill_rank, key, p.events, config.tombstones_max);
   c.prefill = std::make_unique<prefill_sender>(
@@ -271,7 +271,8 @@ core_under_test set_up_core(const core_ports& p, const soak_config& config) {
 
   c.decode_ledger = std::make_unique<page_ledger>(decode_rank, config.pages_per_rank, p.events);
   c.issuer = std::make_unique<abort_token_issuer>(decode_rank, key, key_bytes.next() | 1, p.events);
-  c.decode_tokens = std::make_unique<abort_token_verifier>(decode_rank, key, p.events);
+  c.decode_tokens =
+      std::make_unique<abort_token_verifier>(decode_rank, key, p.events, config.tombstones_max);
   c.decode = std::make_unique<decode_receiver>(
       decode_rank, decode_ports{p.decode_control, p.time, p.events, p.peers},
       decode_state{*c.decode_ledger, *c.issuer, *c.decode_tokens}, variant::safe());
@@ -687,6 +688,10 @@ std::vector<book> soak_driver::books() const {
   out.push_back({"prefill.statuses", c.statuses->size()});
   out.push_back({"prefill.tokens", c.prefill_tokens->remembered()});
   out.push_back({"decode.tokens", c.decode_tokens->remembered()});
+  // The keys retired with their rooms (prefill) and requests (decode): bounded by each
+  // verifier's capacity, which the soak sizes like the tombstone tables.
+  out.push_back({"prefill.tokens.retired", c.prefill_tokens->retired_count()});
+  out.push_back({"decode.tokens.retired", c.decode_tokens->retired_count()});
   out.push_back({"prefill.leases", c.prefill_ledger->active_lease_count()});
   out.push_back({"decode.leases", c.decode_ledger->active_lease_count()});
   return out;
