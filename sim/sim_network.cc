@@ -34,8 +34,9 @@ enum class insider_lie : std::uint32_t {
   echo_as_audience,    // an ABORT's token echoed back as its audience, proven with its own key
   minted_own_ack,      // a token it minted on its own link, ACKed as itself
   earlier_life_ack,    // a recorded ACK of the previous life: genuine, proven, not issued now
+  relayed_abort,       // an ABORT it saw, sent on to its audience as its own
 };
-constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::earlier_life_ack) + 1;
+constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::relayed_abort) + 1;
 constexpr std::size_t replay_window = 32;  // messages remembered per destination
 
 // The tampered copies an adversary can make of a message carrying a token. Each must be
@@ -264,26 +265,38 @@ void sim_network::inject(core::rank_id to, const core::control_message& m) {
 void sim_network::lie(core::rank_id to, const core::control_message& message) {
   const core::rank_id self = *insider_;
   const auto how = static_cast<insider_lie>(world_.choose(insider_lie_tag, insider_lies));
-  const auto proven = [&](core::control_message m, core::rank_id prover) {
-    m.proof = links_(prover, to).messages.sign(m, to);
+  // Progress goes to the decode rank of the request the message is about: its receiver, or
+  // its sender for what decode sends (metadata, ABORT), so a lie can land while prefill writes.
+  const bool from_decode = message.kind == core::control_kind::metadata ||
+                           message.kind == core::control_kind::abort;
+  const core::rank_id decode_side = from_decode ? message.from : to;
+  const auto proven = [&](core::control_message m) {
+    m.proof = links_(self, decode_side).messages.sign(m, decode_side);
     return m;
   };
   switch (how) {
     case insider_lie::stranger_progress:
-      inject(to, proven({core::control_kind::chunk_ready, self, message.key, {}, {}, {}}, self));
+      inject(decode_side, proven({core::control_kind::chunk_ready, self, message.key, {}, {}, {}}));
       return;
     case insider_lie::stranger_failure:
-      inject(to, proven({core::control_kind::status, self, message.key, {}, {}, core::kv_status::failed},
-                        self));
+      inject(decode_side,
+             proven({core::control_kind::status, self, message.key, {}, {}, core::kv_status::failed}));
       return;
     case insider_lie::echo_as_audience:
     case insider_lie::minted_own_ack:
     case insider_lie::earlier_life_ack:
+    case insider_lie::relayed_abort:
       break;
   }
   // The ACK lies answer an ABORT on its way to its audience: they go back to its issuer.
   if (message.kind != core::control_kind::abort || !message.token) return;
   const core::abort_token& seen = *message.token;
+  if (how == insider_lie::relayed_abort) {
+    core::control_message relayed = message;
+    relayed.from = self;  // the genuine token, presented by a rank that is not its issuer
+    inject(to, relayed);
+    return;
+  }
   const core::rank_id decode = seen.issuer;
   core::control_message ack{core::control_kind::abort_ack, seen.audience, message.key, seen, {}, {}};
   switch (how) {
@@ -308,6 +321,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
     }
     case insider_lie::stranger_progress:
     case insider_lie::stranger_failure:
+    case insider_lie::relayed_abort:
       return;
   }
   inject(decode, ack);

@@ -127,8 +127,9 @@ struct ports {
 };
 
 // --- SETUP: the only place that constructs core objects ----------------------------------
-// The core's constructors are still changing (issue 12); adapt here and nowhere else.
+// The core's constructors may still change before 1.0; adapt here and nowhere else.
 struct prefill_side {
+  std::unique_ptr<core::link_keyring> links;
   std::unique_ptr<core::page_ledger> ledger;
   std::unique_ptr<core::room_lifetimes> lifetimes;
   std::unique_ptr<core::transfer_status_table> statuses;
@@ -136,6 +137,7 @@ struct prefill_side {
   std::unique_ptr<core::prefill_sender> sender;
 };
 struct decode_side {
+  std::unique_ptr<core::link_keyring> links;
   std::unique_ptr<core::page_ledger> ledger;
   std::unique_ptr<core::abort_token_issuer> issuer;
   std::unique_ptr<core::abort_token_verifier> tokens;
@@ -151,9 +153,10 @@ std::uint64_t draw_epoch() {
 }
 
 void setup(ports& p, prefill_side& prefill, decode_side& decode) {
-  // One secret per cluster, shared by every rank: drawn at random, never a constant in the
-  // source (a deployment distributes it to its ranks over its own secure channel). The core
-  // wipes every copy it holds when it is destroyed.
+  // One secret per cluster: drawn at random, never a constant in the source. Each rank is
+  // handed only the keys of its own links, derived from it (core/link_keys.h), so a rank
+  // cannot mint tokens or prove messages for links it is no party to. The core wipes every
+  // copy of a key it holds when it is destroyed; `key` is wiped here at the end of setup.
   core::cluster_key key;
   std::random_device entropy;
   for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(entropy());
@@ -162,7 +165,8 @@ void setup(ports& p, prefill_side& prefill, decode_side& decode) {
   prefill.ledger = std::make_unique<core::page_ledger>(prefill_rank, 16, p.events);
   prefill.lifetimes = std::make_unique<core::room_lifetimes>(prefill_rank, p.events, 1024);
   prefill.statuses = std::make_unique<core::transfer_status_table>(prefill_rank, p.events);
-  prefill.tokens = std::make_unique<core::abort_token_verifier>(prefill_rank, key, p.events);
+  prefill.links = std::make_unique<core::link_keyring>(prefill_rank, key, std::vector{decode_rank});
+  prefill.tokens = std::make_unique<core::abort_token_verifier>(prefill_rank, *prefill.links, p.events);
   prefill.sender = std::make_unique<core::prefill_sender>(
       prefill_rank, core::prefill_ports{p.transfers, p.prefill_messenger, p.events},
       core::prefill_state{*prefill.ledger, *prefill.lifetimes, *prefill.statuses, *prefill.tokens},
@@ -171,8 +175,10 @@ void setup(ports& p, prefill_side& prefill, decode_side& decode) {
   decode.ledger = std::make_unique<core::page_ledger>(decode_rank, 8, p.events);
   // The epoch is drawn at every start, so a restarted rank never mints a token that an
   // earlier capture holds (the nonce counter restarts; the epoch does not repeat).
-  decode.issuer = std::make_unique<core::abort_token_issuer>(decode_rank, key, draw_epoch(), p.events);
-  decode.tokens = std::make_unique<core::abort_token_verifier>(decode_rank, key, p.events);
+  decode.links = std::make_unique<core::link_keyring>(decode_rank, key, std::vector{prefill_rank});
+  decode.issuer =
+      std::make_unique<core::abort_token_issuer>(decode_rank, *decode.links, draw_epoch(), p.events);
+  decode.tokens = std::make_unique<core::abort_token_verifier>(decode_rank, *decode.links, p.events);
   decode.receiver = std::make_unique<core::decode_receiver>(
       decode_rank, core::decode_ports{p.decode_messenger, p.time, p.events, p.peers},
       core::decode_state{*decode.ledger, *decode.issuer, *decode.tokens}, safe);

@@ -27,6 +27,15 @@ std::vector<core::control_message> every_kind() {
       {core::control_kind::abort_ack, 0, {42, 3}, token(), {}, std::nullopt},
       {core::control_kind::status, 0, {~0ULL, 9}, std::nullopt, {}, core::kv_status::failed},
       {core::control_kind::chunk_ready, 0, {7, 1}, std::nullopt, {}, core::kv_status::success},
+      // A prefill rank's message with its proof (core/message_proof.h) travels whole.
+      [] {
+        core::control_message proven{core::control_kind::abort_ack, 0, {42, 3}, token(), {}, {}};
+        proven.proof.emplace();
+        for (std::size_t i = 0; i < proven.proof->size(); ++i) {
+          (*proven.proof)[i] = static_cast<std::uint8_t>(0xa0 + i);
+        }
+        return proven;
+      }(),
   };
 }
 
@@ -37,6 +46,7 @@ void expect_same(const core::control_message& a, const core::control_message& b)
   EXPECT_EQ(a.token, b.token);
   EXPECT_EQ(a.pages, b.pages);
   EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.proof, b.proof);
 }
 
 std::span<const std::uint8_t> payload_of(const std::vector<std::uint8_t>& frame) {
@@ -152,7 +162,7 @@ TEST(ControlFrame, HostileValuesAreRefused) {
           std::to_string(payload.size()));
 
   std::vector<std::uint8_t> status_frame = encode_control(every_kind()[3]);
-  status_frame.back() = 5;  // kv_status beyond success
+  status_frame[status_frame.size() - 2] = 5;  // kv_status beyond success (before has_proof)
   EXPECT_NE(refusal([&] {
               (void)decode_control(payload_of(status_frame));
             }).find("is not a kv_status (got 5)"),
@@ -174,9 +184,9 @@ TEST(ControlFrame, BadHeadersAndHellosAreRefused) {
   EXPECT_NE(refusal([&] { (void)decode_hello(payload_of(hello)); }).find("not a kvsim peer"),
             std::string::npos);
   std::vector<std::uint8_t> old = encode_hello(hello_of(1));
-  old[frame_header_bytes + 4] = 2;  // issue 12's wire: no handshake, links in the clear
+  old[frame_header_bytes + 4] = 2;  // version 2's wire: no handshake, links in the clear
   EXPECT_EQ(refusal([&] { (void)decode_hello(payload_of(old)); }),
-            "control plane: malformed hello frame: wire version 2, this kvsim speaks 5");
+            "control plane: malformed hello frame: wire version 2, this kvsim speaks 6");
   EXPECT_NE(refusal([] { (void)decode_proof(std::vector<std::uint8_t>(31, 0)); }).find("truncated"),
             std::string::npos);
   EXPECT_NE(

@@ -243,8 +243,12 @@ TEST(LinkAuth, ASpoofingPeerIsRefusedAndTheSafeCoresPagesStayHeld) {
   const core::control_message honest_abort = abort_to(honest);
   ASSERT_TRUE(spoofer_abort.token && honest_abort.token);
 
-  spoofer.send(decode_rank,
-               {core::control_kind::abort_ack, spoofer_rank, room, spoofer_abort.token, {}, {}});
+  // Its own drain-ACK, proven under its link's key (core/message_proof.h), counts.
+  core::control_message own_ack{core::control_kind::abort_ack, spoofer_rank, room,
+                                spoofer_abort.token, {}, {}};
+  own_ack.proof = core::message_mac(core::derive_link_key(token_key, spoofer_rank, decode_rank))
+                      .sign(own_ack, decode_rank);
+  spoofer.send(decode_rank, own_ack);
   spoofer.send(decode_rank,
                {core::control_kind::abort_ack, honest_rank, room, honest_abort.token, {}, {}});
 
@@ -273,9 +277,12 @@ TEST(LinkAuth, ASpoofingPeerIsRefusedAndTheSafeCoresPagesStayHeld) {
       << refusal;
   EXPECT_EQ(logged.lines(), std::vector<std::string>{refusal});
 
-  // Rank 2's own drain-ACK, on its own link, is what frees them.
-  honest.send(decode_rank,
-              {core::control_kind::abort_ack, honest_rank, room, honest_abort.token, {}, {}});
+  // Rank 2's own drain-ACK, on its own link and with its proof, is what frees them.
+  core::control_message honest_ack{core::control_kind::abort_ack, honest_rank, room,
+                                   honest_abort.token, {}, {}};
+  honest_ack.proof = core::message_mac(core::derive_link_key(token_key, honest_rank, decode_rank))
+                         .sign(honest_ack, decode_rank);
+  honest.send(decode_rank, honest_ack);
   receiver.on_message(wire.receive());
   EXPECT_TRUE(receiver.finished(room));
   for (const core::page_index page : *pages) EXPECT_EQ(ledger.owner_of(page), std::nullopt);

@@ -103,11 +103,14 @@ std::string run_prefill(prefill_rank& p) {
     if (m->kind == control_kind::metadata) {
       const auto source = p.ledger.allocate(m->key, static_cast<std::uint32_t>(m->pages.size()));
       if (!source) return "prefill's pool is full";
-      if (!p.sender.open(m->key, source.value())) return "prefill could not open a room";
+      // The served request's decode rank hears its outcome from the sender itself (a
+      // chunk_ready proven under their link's key, which decode requires).
+      const std::vector<core::rank_id> told =
+          m->key == served ? std::vector<core::rank_id>{decode} : std::vector<core::rank_id>{};
+      if (!p.sender.open(m->key, source.value(), told)) return "prefill could not open a room";
       if (m->key != served) continue;
       if (!p.sender.send_chunk(served, decode, source.value(), m->pages, 1)) return "refused";
       while (p.sender.in_flight(served)) p.sender.poll();
-      p.net.send(decode, {control_kind::chunk_ready, prefill, served, std::nullopt, {}, {}});
       p.sender.finish(served);
       served_done = true;
     } else if (m->kind == control_kind::abort) {
