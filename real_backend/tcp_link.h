@@ -30,18 +30,22 @@ struct received_frame {
 
 class tcp_link {
  public:
-  // Connects to address:port, retrying while nobody listens there yet, until `timeout`.
+  // Connects to address:port, retrying while nobody listens there yet, until `timeout`;
+  // `whom` ("rank 1") names what it waited for in the line of a timeout.
   static std::unique_ptr<tcp_link> connect(const std::string& address, std::uint16_t port,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           const std::string& whom = "a kvsim peer");
   ~tcp_link();
   tcp_link(const tcp_link&) = delete;
   tcp_link& operator=(const tcp_link&) = delete;
 
   void write(std::span<const std::uint8_t> frame);  // a whole encoded frame; one writer at a time
-  // The next frame; empty when the peer closed the connection between frames. A malformed
-  // header, a frame cut short or a broken connection throw control_plane_error.
+  // The next frame; empty when the peer closed the connection between frames. A connection
+  // reset between frames throws peer_gone; a malformed header, a frame cut short or another
+  // broken connection throw control_plane_error.
   std::optional<received_frame> read();
-  // The next frame within `timeout` (the hello stage, before a reader thread exists).
+  // The next frame within `timeout` (the hello stage, before a reader thread exists); the
+  // peer closing or resetting the connection before it throws peer_gone.
   received_frame read_for(std::chrono::milliseconds timeout);
   // From now on every frame is sealed with `send` and opened with `receive`.
   void seal(const session_key& send, const session_key& receive);
