@@ -245,8 +245,9 @@ std::optional<std::string> tcp_messenger::receive_step_for(std::chrono::millisec
                           [this] { return !step_inbox_.empty() || step_link_closed_; });
   if (step_inbox_.empty()) {
     if (step_link_closed_) {
-      throw peer_gone("control plane: peer rank " + std::to_string(steps_from_.value_or(0)) +
-                      " closed its link to rank " + std::to_string(self_) + " (died?)");
+      throw control_plane_error("control plane: the link from rank " +
+                                std::to_string(steps_from_.value_or(0)) + " to rank " +
+                                std::to_string(self_) + " has closed");
     }
     return std::nullopt;
   }
