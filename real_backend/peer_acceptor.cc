@@ -38,10 +38,11 @@ authenticated_link peer_acceptor::next(clock_type::time_point deadline,
     std::unique_ptr<tcp_link> link;
     try {
       link = listener_.accept(left);
+    } catch (const listener_timeout&) {
+      continue;  // the deadline, looked at above
     } catch (const control_plane_error& e) {
-      if (left_until(deadline) <= std::chrono::milliseconds(0)) give_up(patience, waiting_for);
-      // Not the deadline: the kernel dropped a connection before it was accepted, or is out
-      // of descriptors for a moment. Neither is the peers' fault; pause, then accept again.
+      // The kernel dropped a connection before it was accepted, or is out of descriptors
+      // for a moment: neither is the peers' fault. Pause, then accept again.
       refuse(e.what());
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
       continue;

@@ -251,9 +251,9 @@ std::unique_ptr<tcp_link> tcp_listener::accept(std::chrono::milliseconds timeout
     impl_->acceptor.cancel(ignored);
   });
   if (!finished) {
-    throw control_plane_error("control plane: no peer connected to " +
-                              endpoint_text(impl_->address, port()) + " within " +
-                              std::to_string(timeout.count()) + " ms");
+    throw listener_timeout("control plane: no peer connected to " +
+                           endpoint_text(impl_->address, port()) + " within " +
+                           std::to_string(timeout.count()) + " ms");
   }
   if (result) {
     throw control_plane_error("control plane: accepting on " +

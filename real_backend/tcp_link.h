@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "real_backend/control_frame.h"
+#include "real_backend/errors.h"
 #include "real_backend/frame_seal.h"
 
 namespace kvsim::real {
@@ -59,6 +60,12 @@ class tcp_link {
   std::unique_ptr<impl> impl_;
 };
 
+// No connection came within an accept's timeout.
+class listener_timeout : public control_plane_error {
+ public:
+  using control_plane_error::control_plane_error;
+};
+
 class tcp_listener {
  public:
   // Binds address:port (port 0: any free port) and listens.
@@ -68,6 +75,7 @@ class tcp_listener {
   tcp_listener& operator=(const tcp_listener&) = delete;
 
   std::uint16_t port() const;
+  // The next connection; listener_timeout when none came within `timeout`.
   std::unique_ptr<tcp_link> accept(std::chrono::milliseconds timeout);
 
  private:
