@@ -26,14 +26,15 @@ void id_server::serve(const id_blob& id, std::size_t peers, std::chrono::millise
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   // A connection that fails the handshake is logged and the next one accepted, as on every
   // listening port of a run (peer_acceptor.h).
-  peer_acceptor acceptor(listener_, key_, 0,
-                         [](const std::string& line) { std::cerr << "kvsim real: " << line << "\n"; });
+  peer_acceptor acceptor(listener_, key_, 0, [](const std::string& line) {
+    std::cerr << "kvsim real: " << line << "\n";
+  });
   std::set<core::rank_id> served;
   while (served.size() < peers) {
-    authenticated_link peer = acceptor.next(
-        deadline, timeout,
-        std::to_string(peers) + " rank(s) to fetch the NCCL id, " +
-            std::to_string(served.size()) + " of them served");
+    authenticated_link peer =
+        acceptor.next(deadline, timeout,
+                      std::to_string(peers) + " rank(s) to fetch the NCCL id, " +
+                          std::to_string(served.size()) + " of them served");
     if (!served.insert(peer.accepted.peer).second) {
       throw control_plane_error("control plane: " + peer.link->peer() + " claims rank " +
                                 std::to_string(peer.accepted.peer) + ", which already has the id");

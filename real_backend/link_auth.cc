@@ -79,10 +79,10 @@ received_frame expect(tcp_link& link, frame_type type, std::chrono::milliseconds
     // kvsim rank), which the caller names as such.
     // A connector that finds this end's proof wrong closes before its own: most likely a
     // rank of another run (another key).
-    throw peer_gone("control plane: " + link.peer() + " closed the connection during the " +
-                    "handshake, before its " + to_string(type) +
-                    (type == frame_type::proof ? " (it has another run's key, or it died)"
-                                               : " (died?)"));
+    throw peer_gone(
+        "control plane: " + link.peer() + " closed the connection during the " +
+        "handshake, before its " + to_string(type) +
+        (type == frame_type::proof ? " (it has another run's key, or it died)" : " (died?)"));
   } catch (const control_plane_error& e) {
     refuse(link, std::string("no ") + to_string(type) + " (" + e.what() + ")");
   }

@@ -18,8 +18,8 @@ constexpr std::chrono::seconds collective_timeout{60};
 
 }  // namespace
 
-int run_nccl_check(std::ostream& out, std::ostream& err,
-                   const std::optional<std::string>& key_file, const environment& env) {
+int run_nccl_check(std::ostream& out, std::ostream& err, const std::optional<std::string>& key_file,
+                   const environment& env) {
   launch_config config;
   std::optional<link_key> key;  // only a launch of several ranks has links to authenticate
   try {

@@ -59,9 +59,8 @@ authenticated_link peer_acceptor::next(clock_type::time_point deadline,
 }
 
 void peer_acceptor::give_up(std::chrono::milliseconds patience, const std::string& waiting_for) {
-  const std::string waited = "rank " + std::to_string(self_) + " waited " +
-                             seconds_text(patience) + " on port " +
-                             std::to_string(listener_.port()) + " for " + waiting_for;
+  const std::string waited = "rank " + std::to_string(self_) + " waited " + seconds_text(patience) +
+                             " on port " + std::to_string(listener_.port()) + " for " + waiting_for;
   if (refused_ == 0) {
     throw control_plane_error("control plane: timed out: " + waited + "; nobody connected");
   }

@@ -143,7 +143,8 @@ std::vector<std::string> on_every_rank(std::vector<spawned_rank>& ranks, const s
   std::string failure;
   for (std::size_t left = ranks.size(); left > 0;) {
     for (std::size_t k = 0; k < ranks.size(); ++k) {
-      if (done[k] || answers[k].wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+      if (done[k] ||
+          answers[k].wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
         continue;
       }
       done[k] = true;

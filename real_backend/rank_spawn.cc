@@ -18,9 +18,9 @@
 
 #include "real_backend/errors.h"
 #include "real_backend/launcher.h"
-#include "real_backend/wait_text.h"
 #include "real_backend/shared_region.h"
 #include "real_backend/step_channel.h"
+#include "real_backend/wait_text.h"
 
 extern char** environ;
 
@@ -185,10 +185,11 @@ spawned_rank spawn_rank_process(const std::string& name, const rank_process_laun
     throw real_backend_error("starting " + name + ": " + errno_line("fork"));
   }
   close(pair[1]);
-  spawned_rank started{pid, name,
-                       std::make_unique<remote_rank>(name, std::make_unique<step_channel>(pair[0]))};
-  started.rank->describe_end_with(
-      [pid, name] { return ended({pid, name, nullptr}, std::chrono::milliseconds(1000)); });
+  spawned_rank started{
+      pid, name, std::make_unique<remote_rank>(name, std::make_unique<step_channel>(pair[0]))};
+  started.rank->describe_end_with([pid, name] {
+    return ended({pid, name, nullptr}, std::chrono::milliseconds(1000));
+  });
   return started;
 }
 
@@ -228,9 +229,8 @@ void await_word(const std::vector<spawned_rank*>& run, spawned_rank& rank, const
     }
     throw_if_any_ended(run);
     if (std::chrono::steady_clock::now() >= deadline) {
-      throw real_backend_error("timed out: waited " + seconds_text(patience) + " for " +
-                               rank.name + " (pid " + std::to_string(rank.pid) + ") to say '" +
-                               word + "'");
+      throw real_backend_error("timed out: waited " + seconds_text(patience) + " for " + rank.name +
+                               " (pid " + std::to_string(rank.pid) + ") to say '" + word + "'");
     }
   }
 }

@@ -5,10 +5,10 @@
 // failed, or its channel closes, every waiting ask and watch is released and finds why.
 #include <functional>
 #include <future>
-#include <optional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 

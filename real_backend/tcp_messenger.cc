@@ -98,16 +98,13 @@ void tcp_messenger::add_link(core::rank_id peer, std::unique_ptr<tcp_link> link)
 // link's keys, whose `from` is the rank the link authenticated. A refusal ends the link: a
 // peer that sends one is broken or hostile, and nothing it sends later is believed.
 void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
+  bool refused = false;
   const auto refuse = [&](const std::string& line) {
     log_(line);
-    push(peer_gone(line));
+    push(line);
     if (peer == steps_from_) push_step_refusal(line);  // a step's reader learns why none comes
     if (collectives_) push_collective(control_plane_error(line));
     link.shutdown();
-  };
-  bool refused = false;
-  const auto refuse_and_stop = [&](const std::string& line) {
-    refuse(line);
     refused = true;
   };
   std::string gone_how;
@@ -115,7 +112,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
     while (std::optional<received_frame> frame = link.read()) {
       if (frame->type == frame_type::step) {
         if (peer != steps_from_) {
-          refuse_and_stop("control plane: rank " + std::to_string(peer) + " (" + link.peer() +
+          refuse("control plane: rank " + std::to_string(peer) + " (" + link.peer() +
                  ") sent a step frame, which " +
                  (steps_from_ ? "only rank " + std::to_string(*steps_from_) + " may send to rank " +
                                     std::to_string(self_)
@@ -128,7 +125,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
       }
       if (frame->type == frame_type::collective) {
         if (!collectives_) {
-          refuse_and_stop("control plane: rank " + std::to_string(peer) + " (" + link.peer() +
+          refuse("control plane: rank " + std::to_string(peer) + " (" + link.peer() +
                  ") sent a collective frame, which rank " + std::to_string(self_) +
                  " takes from nobody: refused, link closed as hostile");
           break;
@@ -137,7 +134,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
         continue;
       }
       if (frame->type != frame_type::control) {
-        refuse_and_stop("control plane: rank " + std::to_string(peer) + " sent a " + to_string(frame->type) +
+        refuse("control plane: rank " + std::to_string(peer) + " sent a " + to_string(frame->type) +
                " frame on a control link");
         break;
       }
@@ -145,7 +142,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
       if (message.from != peer) {
         // Issue 16's spoofing: a peer speaking for another rank (a drain-ACK in the name of a
         // rank that has not drained) would let decode free pages that are still written.
-        refuse_and_stop("control plane: the link of rank " + std::to_string(peer) + " (" + link.peer() +
+        refuse("control plane: the link of rank " + std::to_string(peer) + " (" + link.peer() +
                ") carried a " + to_string(message.kind) + " claiming to be from rank " +
                std::to_string(message.from) + ": refused, link closed as hostile");
         break;
@@ -155,7 +152,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
   } catch (const peer_gone& e) {
     gone_how = std::string(": ") + e.what();
   } catch (const control_plane_error& e) {
-    refuse_and_stop(std::string(e.what()) + " (from rank " + std::to_string(peer) + ")");
+    refuse(std::string(e.what()) + " (from rank " + std::to_string(peer) + ")");
   }
   if (!refused) {
     // The peer closed the link (or it was reset) between frames: after what it sent, this is

@@ -5,13 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
-#include <unistd.h>
 
 #include "real_backend/errors.h"
 #include "real_backend/real_command.h"
@@ -111,9 +111,9 @@ TEST(RunSecret, AKeyFileIsRefusedUnlessItIsARegularFileOfThisUsersAlone) {
   const std::string link = good + ".link";
   std::filesystem::remove(link);
   std::filesystem::create_symlink(good, link);
-  EXPECT_EQ(error_of([&] { (void)read_run_key_file(link); }),
-            "launcher: key file " + link +
-                " is a symbolic link (name the key file itself): refused");
+  EXPECT_EQ(
+      error_of([&] { (void)read_run_key_file(link); }),
+      "launcher: key file " + link + " is a symbolic link (name the key file itself): refused");
 
   for (const mode_t mode : {0640, 0604, 0660, 0700 | 0001}) {
     const std::string open = key_file("open", some_key, mode);
@@ -148,8 +148,9 @@ TEST(RunSecret, AKeyFileOfAnotherUserIsRefused) {
   constexpr uid_t nobody = 65534;
   ASSERT_EQ(::chown(theirs.c_str(), nobody, nobody), 0);
   EXPECT_EQ(error_of([&] { (void)read_run_key_file(theirs); }),
-            "launcher: key file " + theirs + " is owned by uid 65534, not by this user (uid 0): "
-            "refused");
+            "launcher: key file " + theirs +
+                " is owned by uid 65534, not by this user (uid 0): "
+                "refused");
   std::filesystem::remove(theirs);
 }
 

@@ -96,8 +96,7 @@ TEST(StepFrames, AStepFromARankStepsAreNotTakenFromIsRefusedAndClosesTheLink) {
                       "closed as hostile"),
             std::string::npos)
       << line;
-  EXPECT_EQ(refusal_at(link.driver),
-            "control plane: every link of rank 0 has closed");
+  EXPECT_EQ(refusal_at(link.driver), "control plane: every link of rank 0 has closed");
   EXPECT_FALSE(link.driver.receive_step_for(std::chrono::milliseconds(20)).has_value());
 }
 

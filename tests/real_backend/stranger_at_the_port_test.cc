@@ -198,8 +198,7 @@ TEST(StrangerAtThePort, TheRealPeersLinkWhileThePortIsAttacked) {
   EXPECT_EQ(lines.size(), 12u) << all;
   EXPECT_EQ(refused.count_with("unknown frame type 47"), 2u) << all;
   EXPECT_EQ(refused.count_with("payload length 4294967280 exceeds the limit of"), 2u) << all;
-  EXPECT_EQ(refused.count_with("closed the connection during the handshake, before its hello"),
-            2u)
+  EXPECT_EQ(refused.count_with("closed the connection during the handshake, before its hello"), 2u)
       << all;
   EXPECT_EQ(refused.count_with("no hello (control plane: no frame from 127.0.0.1:"), 2u) << all;
   EXPECT_EQ(refused.count_with("the peer that says it is rank 7 did not prove the run's key"), 2u)
