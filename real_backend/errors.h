@@ -28,6 +28,14 @@ class link_refused : public control_plane_error {
   explicit link_refused(const std::string& line) : control_plane_error(line) {}
 };
 
+// A peer that was there and is gone: its link closed or was reset between frames after it
+// had authenticated, or its process ended. Nothing it sent was wrong (not a refusal): it
+// stopped, most likely because it died.
+class peer_gone : public control_plane_error {
+ public:
+  explicit peer_gone(const std::string& line) : control_plane_error(line) {}
+};
+
 // The launcher's environment (RANK, WORLD_SIZE, SLURM_PROCID, ...) is malformed.
 class launch_error : public real_backend_error {
  public:

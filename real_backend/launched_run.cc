@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <iostream>
 #include <memory>
 #include <vector>
 
@@ -31,10 +33,14 @@ constexpr auto rank_idle = std::chrono::microseconds(50);
 constexpr auto exit_patience = std::chrono::milliseconds(10'000);
 constexpr const char* region_word = "region ";
 
-// Every refusal is thrown and printed once by the command; the messenger's own log would
-// print it a second time.
-void quiet(tcp_messenger& wire) {
-  wire.set_refusal_log([](const std::string&) {});
+// Every refusal on a link is thrown and printed once by the command; the messenger's own log
+// would print it a second time. A connection refused while rank 0 accepts is not thrown (the
+// next one is accepted: peer_acceptor.h), so those lines are printed as they come, until
+// `accepting` is cleared: the operator sees a stranger, or a rank 1 with another key, at once.
+void quiet(tcp_messenger& wire, const std::atomic<bool>* accepting = nullptr) {
+  wire.set_refusal_log([accepting](const std::string& line) {
+    if (accepting != nullptr && accepting->load()) std::cerr << "kvsim real: " << line << "\n";
+  });
 }
 
 real_outcome drive(const scenarios::scenario_spec& spec, core::variant v,
@@ -53,11 +59,13 @@ real_outcome drive(const scenarios::scenario_spec& spec, core::variant v,
                                            {{decode_rank, context.decode_memory.get()}});
   hold_gated_transfers(context, *engine);
 
+  std::atomic<bool> accepting{true};  // outlives `wire`, whose log reads it
   tcp_messenger wire(prefill_rank, derive_link_key(secret));
-  quiet(wire);
+  quiet(wire, &accepting);
   wire.accept_steps_from(decode_rank);
   wire.listen(launch.master_addr, launch.rendezvous_port);
   wire.accept_peers(1, rank_start_patience);
+  accepting = false;
   auto link = std::make_unique<control_step_link>(wire, decode_rank);
   if (!link->write_line(region_word + name)) {
     throw real_backend_error("the decode rank (rank 1) closed its link before the run began");

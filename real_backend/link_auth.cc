@@ -74,6 +74,15 @@ received_frame expect(tcp_link& link, frame_type type, std::chrono::milliseconds
   received_frame frame;
   try {
     frame = link.read_for(timeout);
+  } catch (const peer_gone&) {
+    // Not a refusal of this end's proof: the other end went away (died, or was never a
+    // kvsim rank), which the caller names as such.
+    // A connector that finds this end's proof wrong closes before its own: most likely a
+    // rank of another run (another key).
+    throw peer_gone(
+        "control plane: " + link.peer() + " closed the connection during the " +
+        "handshake, before its " + to_string(type) +
+        (type == frame_type::proof ? " (it has another run's key, or it died)" : " (died?)"));
   } catch (const control_plane_error& e) {
     refuse(link, std::string("no ") + to_string(type) + " (" + e.what() + ")");
   }

@@ -18,14 +18,14 @@ constexpr std::chrono::seconds collective_timeout{60};
 
 }  // namespace
 
-int run_nccl_check(std::ostream& out, std::ostream& err,
-                   const std::optional<std::string>& key_file) {
+int run_nccl_check(std::ostream& out, std::ostream& err, const std::optional<std::string>& key_file,
+                   const environment& env) {
   launch_config config;
   std::optional<link_key> key;  // only a launch of several ranks has links to authenticate
   try {
-    config = launch_from_process_environment();
+    config = parse_launch_environment(env);
     if (config.world_size > 1 || key_file) {  // a key file given is checked, used or not
-      key = derive_link_key(resolve_run_secret(config, process_environment(), key_file));
+      key = derive_link_key(resolve_run_secret(config, env, key_file));
     }
   } catch (const launch_error& e) {
     err << "kvsim real: " << e.what() << "\n";

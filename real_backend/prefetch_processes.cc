@@ -136,13 +136,27 @@ std::vector<std::string> on_every_rank(std::vector<spawned_rank>& ranks, const s
     answers.push_back(std::async(
         std::launch::async, [&r, &verb, deadline] { return r.rank->request(verb, deadline); }));
   }
-  std::vector<std::string> out;
+  // The first rank to fail releases the others' waits (a rank that died must not leave the
+  // run waiting out the patience of the peers linking to it).
+  std::vector<std::string> out(ranks.size());
+  std::vector<bool> done(ranks.size(), false);
   std::string failure;
-  for (auto& a : answers) {
-    try {
-      out.push_back(a.get());
-    } catch (const std::exception& e) {
-      if (failure.empty()) failure = e.what();
+  for (std::size_t left = ranks.size(); left > 0;) {
+    for (std::size_t k = 0; k < ranks.size(); ++k) {
+      if (done[k] ||
+          answers[k].wait_for(std::chrono::milliseconds(5)) != std::future_status::ready) {
+        continue;
+      }
+      done[k] = true;
+      --left;
+      try {
+        out[k] = answers[k].get();
+      } catch (const std::exception& e) {
+        if (failure.empty()) {
+          failure = e.what();
+          for (spawned_rank& r : ranks) r.rank->abandon(failure);
+        }
+      }
     }
   }
   if (!failure.empty()) throw real_backend_error(failure);
@@ -168,7 +182,9 @@ real_outcome run_prefetch_processes(const scenarios::scenario_spec& spec,
       ranks[k] = spawn_rank_process("rank " + std::to_string(k) + "'s process",
                                     {k, group, 0, shared.fd()}, secret);
     }
-    for (spawned_rank& r : ranks) r.rank->expect("listening", rank_start_patience);
+    std::vector<spawned_rank*> run;
+    for (spawned_rank& r : ranks) run.push_back(&r);
+    for (spawned_rank& r : ranks) await_word(run, r, "listening", rank_start_patience);
     for (spawned_rank& r : ranks) r.rank->serve();
     (void)on_every_rank(ranks, "connect", clock_type::now() + rank_start_patience);
     // Each rank gives up on a collective after `patience`; this only backs that up.

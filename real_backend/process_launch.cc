@@ -53,10 +53,10 @@ real_outcome run_transfer_processes(const scenarios::scenario_spec& spec, core::
   std::vector<recorded_event> decode_events;
   std::string failure;
   try {
-    decode.rank->expect("listening", rank_start_patience);
+    await_word({&decode}, decode, "listening", rank_start_patience);
     prefill = spawn_rank_process("the prefill rank's process", launch(prefill_rank), secret);
-    prefill.rank->expect("ready", rank_start_patience);
-    decode.rank->expect("ready", rank_start_patience);
+    await_word({&decode, &prefill}, prefill, "ready", rank_start_patience);
+    await_word({&decode, &prefill}, decode, "ready", rank_start_patience);
     prefill.rank->serve();
     decode.rank->serve();
     run_transfer_steps(context, *prefill.rank, *decode.rank, options);

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,12 +13,14 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 #include <thread>
 
 #include "real_backend/errors.h"
 #include "real_backend/launcher.h"
 #include "real_backend/shared_region.h"
 #include "real_backend/step_channel.h"
+#include "real_backend/wait_text.h"
 
 extern char** environ;
 
@@ -25,6 +28,11 @@ namespace kvsim::real {
 namespace {
 
 constexpr auto exit_patience = std::chrono::milliseconds(10'000);
+// After a failed run: a rank still caught in a wait of its own (connecting to, or accepting,
+// a peer that died) does not read its step link, and is not waited for longer than this.
+constexpr auto failed_run_exit_patience = std::chrono::milliseconds(1'000);
+// How often a wait for a rank's word looks at every process of the run.
+constexpr auto liveness_poll = std::chrono::milliseconds(50);
 
 std::string errno_line(const char* call) {
   return std::string(call) + " failed: " + std::strerror(errno);
@@ -66,9 +74,10 @@ bool replaced(const std::string& entry) {
   return false;
 }
 
-// Waits for the child; kills it (it alone, by its pid) if it has not ended in time.
-int reap(pid_t pid) {
-  const auto deadline = std::chrono::steady_clock::now() + exit_patience;
+// Waits for the child; kills it (it alone, by its pid) if it has not ended in time. Its exit
+// status, or -1 when a signal ended it.
+int reap(pid_t pid, std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
   int status = 0;
   for (;;) {
     const pid_t done = waitpid(pid, &status, WNOHANG);
@@ -82,6 +91,30 @@ int reap(pid_t pid) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+// "RANK_KEY=<hex>" built in one buffer, so that no other copy of the hex is left to wipe.
+std::string run_key_entry(const run_secret& secret) {
+  std::string hex = to_hex(secret);
+  std::string entry;
+  entry.reserve(std::string_view(run_key_variable).size() + 1 + hex.size());
+  entry.append(run_key_variable).append("=").append(hex);
+  wipe(hex);
+  return entry;
+}
+
+// The rank named by how it ended ("the decode rank's process (pid 7) was killed by signal 9
+// (Killed)"), waiting up to `within` for the end to show: a process's sockets close a moment
+// before it can be waited for.
+std::optional<std::string> ended(const spawned_rank& rank, std::chrono::milliseconds within) {
+  const auto deadline = std::chrono::steady_clock::now() + within;
+  for (;;) {
+    if (const auto end = process_end(rank.pid)) {
+      return rank.name + " (pid " + std::to_string(rank.pid) + ") " + *end;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 }  // namespace
@@ -121,7 +154,8 @@ spawned_rank spawn_rank_process(const std::string& name, const rank_process_laun
   env.push_back("LOCAL_RANK=0");
   env.push_back(std::string("MASTER_ADDR=") + loopback_address);
   if (launch.master_port != 0) env.push_back("MASTER_PORT=" + std::to_string(launch.master_port));
-  env.push_back("KVSIM_RUN_KEY=" + to_hex(secret));
+  const std::size_t key_entry = env.size();  // wiped below, once the child has its copy
+  env.push_back(run_key_entry(secret));
   env.push_back(std::string(host_plane_fd_variable) + "=" + std::to_string(launch.plane_fd));
   env.push_back(std::string(script_fd_variable) + "=" + std::to_string(pair[1]));
   const std::vector<std::string> args = own_arguments();
@@ -132,20 +166,73 @@ spawned_rank spawn_rank_process(const std::string& name, const rank_process_laun
   for (const std::string& e : env) envp.push_back(const_cast<char*>(e.c_str()));
   envp.push_back(nullptr);
   const int inherited[2] = {launch.plane_fd, pair[1]};
+  const pid_t parent = getpid();
 
   const pid_t pid = fork();
+  if (pid == 0) {
+    // Killed with the thread that started it (PR_SET_PDEATHSIG; kept across exec): a parent
+    // killed outright (SIGKILL) leaves no rank holding its ports or waiting for a peer. The
+    // parent may have died before the signal was asked for: then nobody would send it.
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != parent) _exit(127);
+    for (const int fd : inherited) fcntl(fd, F_SETFD, 0);  // kept across exec, in the child only
+    execve("/proc/self/exe", argv.data(), envp.data());
+    _exit(127);
+  }
+  wipe(env[key_entry]);
   if (pid < 0) {
     close(pair[0]);
     close(pair[1]);
     throw real_backend_error("starting " + name + ": " + errno_line("fork"));
   }
-  if (pid == 0) {
-    for (const int fd : inherited) fcntl(fd, F_SETFD, 0);  // kept across exec, in the child only
-    execve("/proc/self/exe", argv.data(), envp.data());
-    _exit(127);
-  }
   close(pair[1]);
-  return {pid, std::make_unique<remote_rank>(name, std::make_unique<step_channel>(pair[0]))};
+  spawned_rank started{
+      pid, name, std::make_unique<remote_rank>(name, std::make_unique<step_channel>(pair[0]))};
+  started.rank->describe_end_with([pid, name] {
+    return ended({pid, name, nullptr}, std::chrono::milliseconds(1000));
+  });
+  return started;
+}
+
+std::optional<std::string> process_end(pid_t pid) {
+  siginfo_t info{};
+  if (waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+    return "can no longer be waited for (" + std::string(std::strerror(errno)) + ")";
+  }
+  if (info.si_pid == 0) return std::nullopt;  // still running
+  if (info.si_code == CLD_EXITED) return "exited with status " + std::to_string(info.si_status);
+  const char* what = strsignal(info.si_status);
+  return "was killed by signal " + std::to_string(info.si_status) + " (" +
+         (what != nullptr ? what : "unknown") + ")";
+}
+
+void throw_if_any_ended(const std::vector<spawned_rank*>& run) {
+  for (const spawned_rank* r : run) {
+    if (r->pid <= 0) continue;
+    if (const auto line = ended(*r, std::chrono::milliseconds(0))) {
+      throw peer_gone(*line + " while the run was starting");
+    }
+  }
+}
+
+void await_word(const std::vector<spawned_rank*>& run, spawned_rank& rank, const std::string& word,
+                std::chrono::milliseconds patience) {
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (;;) {
+    try {
+      if (rank.rank->heard(word, liveness_poll)) return;
+    } catch (const peer_gone& e) {
+      // Its link closed: say how the process ended, which its last line could not.
+      if (const auto line = ended(rank, std::chrono::milliseconds(1000))) {
+        throw peer_gone(*line + " before it said '" + word + "'");
+      }
+      throw;
+    }
+    throw_if_any_ended(run);
+    if (std::chrono::steady_clock::now() >= deadline) {
+      throw real_backend_error("timed out: waited " + seconds_text(patience) + " for " + rank.name +
+                               " (pid " + std::to_string(rank.pid) + ") to say '" + word + "'");
+    }
+  }
 }
 
 void end_rank_processes(const std::vector<spawned_rank*>& ranks, std::string& failure) {
@@ -160,10 +247,11 @@ void end_rank_processes(const std::vector<spawned_rank*>& ranks, std::string& fa
   for (spawned_rank* r : ranks) {
     if (r->rank) r->rank->release();
   }
+  const auto patience = failure.empty() ? exit_patience : failed_run_exit_patience;
   std::string exits;
   bool failed = false;
   for (std::size_t i = 0; i < ranks.size(); ++i) {
-    const int status = ranks[i]->pid > 0 ? reap(ranks[i]->pid) : 0;
+    const int status = ranks[i]->pid > 0 ? reap(ranks[i]->pid, patience) : 0;
     ranks[i]->rank.reset();
     failed = failed || status != 0;
     exits += (i == 0 ? "" : ", ") + std::string("rank ") + std::to_string(i) + " exit " +

@@ -244,7 +244,7 @@ int run_launched(const options& o, const scenarios::scenario_spec& spec, core::v
 }
 
 int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& catalogue,
-                 std::ostream& out, std::ostream& err) {
+                 const environment& env, std::ostream& out, std::ostream& err) {
   const auto it = std::find_if(catalogue.begin(), catalogue.end(),
                                [&](const auto& s) { return s.name == *o.scenario; });
   if (it == catalogue.end()) {
@@ -283,7 +283,6 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
         << "' is a HiCache case: run it with --ranks 1\n";
     return 2;
   }
-  const environment env = process_environment();
   if (o.launched) return run_launched(o, *it, *v, env, out, err);
   if (started_as_rank_process(env)) {
     return it->kind == scenarios::scenario_kind::transfer
@@ -337,6 +336,9 @@ int list(const std::vector<scenarios::scenario_spec>& catalogue, std::ostream& o
 }  // namespace
 
 int run_real_command(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  // First of all, before any thread or child exists: the run's key out of the environment
+  // (run_secret.h), held here and wiped when the command ends.
+  const environment env = with_run_key(process_environment(), take_run_key_from_environment());
   options o;
   try {
     o = parse(args);
@@ -348,9 +350,11 @@ int run_real_command(const std::vector<std::string>& args, std::ostream& out, st
     out << usage_text;
     return 0;
   }
-  if (o.nccl_check) return run_nccl_check(out, err, o.key_file);
+  if (o.nccl_check) return run_nccl_check(out, err, o.key_file, env);
   if (o.new_run_key) {
-    out << to_hex(draw_run_secret()) << "\n";
+    std::string hex = to_hex(draw_run_secret());
+    out << hex << "\n";
+    wipe(hex);
     return 0;
   }
   std::vector<scenarios::scenario_spec> catalogue;
@@ -361,7 +365,7 @@ int run_real_command(const std::vector<std::string>& args, std::ostream& out, st
     return 2;
   }
   if (o.list) return list(catalogue, out);
-  return run_scenario(o, catalogue, out, err);
+  return run_scenario(o, catalogue, env, out, err);
 }
 
 }  // namespace kvsim::real

@@ -19,15 +19,22 @@ remote_rank::~remote_rank() {
 }
 
 void remote_rank::expect(const std::string& word, std::chrono::milliseconds timeout) {
+  if (!heard(word, timeout)) throw real_backend_error(name_ + " did not say '" + word + "' in time");
+}
+
+bool remote_rank::heard(const std::string& word, std::chrono::milliseconds within) {
   std::optional<std::string> line;
   try {
-    line = channel_->read_line(timeout);
+    line = channel_->read_line(within);
+  } catch (const peer_gone& e) {
+    throw peer_gone(name_ + " ended before it said '" + word + "' (" + e.what() + ")");
   } catch (const real_backend_error& e) {
     throw real_backend_error(name_ + " ended before it said '" + word + "' (" + e.what() + ")");
   }
-  if (!line) throw real_backend_error(name_ + " did not say '" + word + "' in time");
+  if (!line) return false;
   if (line->rfind("failed ", 0) == 0) throw real_backend_error(name_ + ": " + line->substr(7));
   if (*line != word) throw real_backend_error(name_ + " said '" + *line + "', not '" + word + "'");
+  return true;
 }
 
 void remote_rank::serve() { reader_ = std::thread([this] { read_loop(); }); }
@@ -42,7 +49,8 @@ void remote_rank::read_loop() {
     try {
       line = channel_->read_line(std::chrono::milliseconds(50));
     } catch (const real_backend_error& e) {
-      fail(name_ + " ended (" + e.what() + ")");
+      const std::optional<std::string> how = describe_end_ ? describe_end_() : std::nullopt;
+      fail(how ? *how + " during the run" : name_ + " ended (" + e.what() + ")");
       return;
     }
     if (!line) continue;

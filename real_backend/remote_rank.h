@@ -3,10 +3,12 @@
 // socketpair of the parent that started it, or the control plane from rank 0: step_link.h),
 // answers and fired watches come back on a reader thread. When the process says it
 // failed, or its channel closes, every waiting ask and watch is released and finds why.
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -20,8 +22,11 @@ class remote_rank final : public script_rank {
   remote_rank(std::string name, std::unique_ptr<step_link> link);
   ~remote_rank() override;
 
-  // Waits for the process to say `word` ("listening", "ready") within `timeout`.
+  // Waits for the process to say `word` ("listening", "ready") within `timeout`. Its step
+  // link closing first throws peer_gone; anything else it says, real_backend_error.
   void expect(const std::string& word, std::chrono::milliseconds timeout);
+  // The same for a slice of a longer wait: false when nothing came within `within`.
+  bool heard(const std::string& word, std::chrono::milliseconds within);
   // Starts the reader thread (after the start-up words).
   void serve();
 
@@ -41,6 +46,15 @@ class remote_rank final : public script_rank {
   // any is released, so no rank sees its peer's links close while it still runs.
   void stop(clock_type::time_point deadline);
   void release();
+  // Gives up on the rank (another of the run failed): every waiting ask and watch is
+  // released with `why`, and no more are sent.
+  void abandon(const std::string& why) { fail(why); }
+  // How the rank's process ended, when it has (rank_spawn.h); asked when its step link closes,
+  // so that the failure says "was killed by signal 9" rather than only that it ended. Before
+  // serve().
+  void describe_end_with(std::function<std::optional<std::string>()> describe) {
+    describe_end_ = std::move(describe);
+  }
 
  private:
   void read_loop();
@@ -55,6 +69,7 @@ class remote_rank final : public script_rank {
   std::map<std::uint64_t, std::shared_ptr<step_signal>> watches_;
   std::string failure_;
   bool stopping_ = false;
+  std::function<std::optional<std::string>()> describe_end_;
   std::thread reader_;
 };
 

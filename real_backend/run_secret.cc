@@ -1,13 +1,18 @@
 #include "real_backend/run_secret.h"
 
+#include <fcntl.h>
 #include <sodium.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
-#include <fstream>
-#include <iterator>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <memory>
 #include <string_view>
 
+#include "real_backend/environment_secret.h"
 #include "real_backend/errors.h"
 
 namespace kvsim::real {
@@ -89,29 +94,101 @@ run_secret parse_run_secret(const std::string& text, const std::string& source) 
 
 run_secret read_run_key_file(const std::string& path) {
   const std::string source = "key file " + path;
+  const auto refuse = [&](const std::string& why) {
+    throw launch_error("launcher: " + source + " " + why + ": refused");
+  };
+  // O_NONBLOCK: a FIFO put in the key file's place must not hang the open (it is refused
+  // below, as anything but a regular file is).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0) {
+    const int error = errno;
+    if (error == ELOOP) refuse("is a symbolic link (name the key file itself)");
+    throw launch_error("launcher: cannot read " + source + ": " + std::strerror(error));
+  }
+  struct fd_closer {
+    int fd;
+    ~fd_closer() { ::close(fd); }
+  } closer{fd};
+  // Checked on what was opened, not on the name: nothing can be swapped in between.
   struct stat info {};
-  if (::stat(path.c_str(), &info) != 0) throw launch_error("launcher: cannot read " + source);
+  if (::fstat(fd, &info) != 0) {
+    throw launch_error("launcher: cannot read " + source + ": " + std::strerror(errno));
+  }
+  if (!S_ISREG(info.st_mode)) refuse("is not a regular file");
+  if (info.st_uid != ::geteuid()) {
+    refuse("is owned by uid " + std::to_string(info.st_uid) + ", not by this user (uid " +
+           std::to_string(::geteuid()) + ")");
+  }
   // Like ssh with its private keys: a key others can read is not this run's secret any more.
   if ((info.st_mode & (S_IRWXG | S_IRWXO)) != 0) {
-    throw launch_error("launcher: " + source +
-                       " is open to group or others (chmod 600 it): refused");
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+    refuse(std::string("is open to group or others (mode ") + mode + "; chmod 600 it)");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw launch_error("launcher: cannot read " + source);
   // Far more than 64 digits and a newline is not a key file: read no further.
   std::string text(256, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  text.resize(static_cast<std::size_t>(in.gcount()));
-  run_secret secret = parse_run_secret(text, source);
+  std::size_t got = 0;
+  while (got < text.size()) {
+    const ssize_t n = ::read(fd, text.data() + got, text.size() - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      wipe(text);
+      throw launch_error("launcher: cannot read " + source + ": " + std::strerror(error));
+    }
+    if (n == 0) break;
+    got += static_cast<std::size_t>(n);
+  }
+  text.resize(got);
+  try {
+    run_secret secret = parse_run_secret(text, source);
+    wipe(text);
+    return secret;
+  } catch (...) {
+    wipe(text);
+    throw;
+  }
+}
+
+void wipe(std::string& text) {
   sodium_memzero(text.data(), text.size());
-  return secret;
+  text.clear();
+}
+
+std::optional<std::string> take_run_key_from_environment() {
+  return take_environment_secret(run_key_variable);
+}
+
+environment with_run_key(environment env, std::optional<std::string> taken) {
+  struct wiped_text {
+    std::string text;
+    ~wiped_text() { wipe(text); }
+  };
+  std::shared_ptr<const wiped_text> held;
+  if (taken) {
+    auto owned = std::make_shared<wiped_text>();
+    owned->text.swap(*taken);  // the buffer itself moves: no copy is left behind
+    held = std::move(owned);
+  }
+  return [env = std::move(env), held](std::string_view name) -> std::optional<std::string> {
+    if (name != run_key_variable) return env(name);
+    if (!held) return std::nullopt;
+    return held->text;
+  };
 }
 
 run_secret resolve_run_secret(const launch_config& launch, const environment& env,
                               const std::optional<std::string>& key_file) {
   if (key_file) return read_run_key_file(*key_file);
-  if (const std::optional<std::string> text = env(run_key_variable)) {
-    return parse_run_secret(*text, run_key_variable);
+  if (std::optional<std::string> text = env(run_key_variable)) {
+    try {
+      run_secret secret = parse_run_secret(*text, run_key_variable);
+      wipe(*text);
+      return secret;
+    } catch (...) {
+      wipe(*text);
+      throw;
+    }
   }
   if (launch.world_size > 1) {
     throw launch_error("launcher: a launch of " + std::to_string(launch.world_size) +

@@ -13,6 +13,13 @@
 //   - one process: drawn afresh for the run.
 // Error lines never show the key's characters, only where it came from and what is wrong.
 //
+// Where the key goes: nowhere it need not. KVSIM_RUN_KEY is taken out of the process's
+// environment as the command starts (take_run_key_from_environment), before any thread or
+// child exists: unset, and its characters overwritten where the kernel keeps the environment
+// the process was started with (what /proc/PID/environ shows), so that no child inherits it
+// and no reader of /proc finds it. Every hex copy is wiped once parsed; a --ranks N parent
+// hands its children a fresh key of their own the same way, which they take out likewise.
+//
 // Each use derives its own key from the run's (libsodium's crypto_kdf, one context per use),
 // so that a key that leaks from one use opens nothing of another.
 #include <array>
@@ -46,8 +53,22 @@ std::string to_hex(const run_secret& secret);
 // 64 hex digits (either case; surrounding whitespace ignored). `source` names where the text
 // came from in the error line ("KVSIM_RUN_KEY", "key file /x").
 run_secret parse_run_secret(const std::string& text, const std::string& source);
-// The file's 64 hex digits; refused when it is readable or writable by group or others.
+// The file's 64 hex digits. Opened without following a symbolic link (O_NOFOLLOW: the last
+// component of the path), then checked on the open descriptor, so that nothing can be
+// swapped in between: refused, one launch_error line naming the file and what is wrong,
+// unless it is a regular file owned by this process's user and closed to group and others.
 run_secret read_run_key_file(const std::string& path);
+
+// Overwrites `text` (sodium_memzero) and empties it: a hex copy of a key, once used.
+void wipe(std::string& text);
+
+// KVSIM_RUN_KEY as this process was started with it, taken out of the environment (above);
+// empty when it was not set. The caller wipes it once used.
+std::optional<std::string> take_run_key_from_environment();
+// `env` with KVSIM_RUN_KEY answered from `taken` (a key taken out of the environment) rather
+// than from the environment itself; every lookup a copy, which resolve_run_secret wipes.
+// `taken` is wiped when the last copy of the environment returned goes.
+environment with_run_key(environment env, std::optional<std::string> taken);
 
 // The run's secret for this launch (see above); `key_file` is --key-file's value.
 run_secret resolve_run_secret(const launch_config& launch, const environment& env,

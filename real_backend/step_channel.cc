@@ -46,7 +46,7 @@ std::optional<std::string> step_channel::read_line(std::chrono::milliseconds tim
     char chunk[4096];
     const ssize_t n = read(fd_, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) throw real_backend_error("the step channel closed");
+    if (n <= 0) throw peer_gone("the step channel closed");
     buffer_.append(chunk, static_cast<std::size_t>(n));
   }
 }

@@ -30,8 +30,8 @@ class step_channel final : public step_link {
   // One line (a newline inside `line` is replaced: it would split the message). Thread-safe.
   // False when the other end has gone.
   bool write_line(const std::string& line) override;
-  // The next line; empty when none came within `timeout`; throws real_backend_error once the
-  // other end has closed. One reader at a time.
+  // The next line; empty when none came within `timeout`; throws peer_gone once the other
+  // end has closed. One reader at a time.
   std::optional<std::string> read_line(std::chrono::milliseconds timeout) override;
 
  private:

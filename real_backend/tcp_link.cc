@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "real_backend/errors.h"
+#include "real_backend/wait_text.h"
 
 namespace kvsim::real {
 namespace {
@@ -51,7 +52,8 @@ tcp_link::~tcp_link() {
 const std::string& tcp_link::peer() const { return impl_->peer; }
 
 std::unique_ptr<tcp_link> tcp_link::connect(const std::string& address, std::uint16_t port,
-                                            std::chrono::milliseconds timeout) {
+                                            std::chrono::milliseconds timeout,
+                                            const std::string& whom) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   auto parts = std::make_unique<impl>();
   parts->peer = endpoint_text(address, port);
@@ -89,9 +91,9 @@ std::unique_ptr<tcp_link> tcp_link::connect(const std::string& address, std::uin
     // Refused: the peer is not listening yet (it may start after us); try again shortly.
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  throw control_plane_error("control plane: no kvsim peer accepted a connection at " + parts->peer +
-                            " within " + std::to_string(timeout.count()) +
-                            " ms (last attempt: " + last + ")");
+  throw control_plane_error("control plane: timed out: waited " + seconds_text(timeout) + " for " +
+                            whom + " to accept a connection at " + parts->peer +
+                            " (last attempt: " + last + ")");
 }
 
 void tcp_link::seal(const session_key& send, const session_key& receive) {
@@ -118,6 +120,11 @@ std::optional<received_frame> tcp_link::read() {
   error_code ec;
   const std::size_t got = asio::read(impl_->socket, asio::buffer(header), ec);
   if (ec == asio::error::eof && got == 0) return std::nullopt;  // closed between frames
+  if (ec == asio::error::connection_reset && got == 0) {
+    // A process killed with data unread in its socket resets the connection instead of
+    // closing it: the same death, between frames.
+    throw peer_gone("control plane: the connection to " + impl_->peer + " was reset");
+  }
   if (ec) {
     if (got == 0 && (ec == asio::error::operation_aborted || ec == asio::error::bad_descriptor ||
                      ec == asio::error::shut_down)) {
@@ -178,6 +185,10 @@ received_frame tcp_link::read_for(std::chrono::milliseconds timeout) {
                               std::to_string(timeout.count()) + " ms");
   }
   if (have_header && !result) (void)decode_header(header);  // throws if it was malformed
+  if (!have_header && (result == asio::error::eof || result == asio::error::connection_reset)) {
+    throw peer_gone("control plane: " + impl_->peer + " closed the connection (" +
+                    result.message() + ")");
+  }
   if (result) {
     throw control_plane_error("control plane: reading from " + impl_->peer + " failed " +
                               (have_header
@@ -240,9 +251,9 @@ std::unique_ptr<tcp_link> tcp_listener::accept(std::chrono::milliseconds timeout
     impl_->acceptor.cancel(ignored);
   });
   if (!finished) {
-    throw control_plane_error("control plane: no peer connected to " +
-                              endpoint_text(impl_->address, port()) + " within " +
-                              std::to_string(timeout.count()) + " ms");
+    throw listener_timeout("control plane: no peer connected to " +
+                           endpoint_text(impl_->address, port()) + " within " +
+                           std::to_string(timeout.count()) + " ms");
   }
   if (result) {
     throw control_plane_error("control plane: accepting on " +

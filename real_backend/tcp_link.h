@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "real_backend/control_frame.h"
+#include "real_backend/errors.h"
 #include "real_backend/frame_seal.h"
 
 namespace kvsim::real {
@@ -30,18 +31,22 @@ struct received_frame {
 
 class tcp_link {
  public:
-  // Connects to address:port, retrying while nobody listens there yet, until `timeout`.
+  // Connects to address:port, retrying while nobody listens there yet, until `timeout`;
+  // `whom` ("rank 1") names what it waited for in the line of a timeout.
   static std::unique_ptr<tcp_link> connect(const std::string& address, std::uint16_t port,
-                                           std::chrono::milliseconds timeout);
+                                           std::chrono::milliseconds timeout,
+                                           const std::string& whom = "a kvsim peer");
   ~tcp_link();
   tcp_link(const tcp_link&) = delete;
   tcp_link& operator=(const tcp_link&) = delete;
 
   void write(std::span<const std::uint8_t> frame);  // a whole encoded frame; one writer at a time
-  // The next frame; empty when the peer closed the connection between frames. A malformed
-  // header, a frame cut short or a broken connection throw control_plane_error.
+  // The next frame; empty when the peer closed the connection between frames. A connection
+  // reset between frames throws peer_gone; a malformed header, a frame cut short or another
+  // broken connection throw control_plane_error.
   std::optional<received_frame> read();
-  // The next frame within `timeout` (the hello stage, before a reader thread exists).
+  // The next frame within `timeout` (the hello stage, before a reader thread exists); the
+  // peer closing or resetting the connection before it throws peer_gone.
   received_frame read_for(std::chrono::milliseconds timeout);
   // From now on every frame is sealed with `send` and opened with `receive`.
   void seal(const session_key& send, const session_key& receive);
@@ -55,6 +60,12 @@ class tcp_link {
   std::unique_ptr<impl> impl_;
 };
 
+// No connection came within an accept's timeout.
+class listener_timeout : public control_plane_error {
+ public:
+  using control_plane_error::control_plane_error;
+};
+
 class tcp_listener {
  public:
   // Binds address:port (port 0: any free port) and listens.
@@ -64,6 +75,7 @@ class tcp_listener {
   tcp_listener& operator=(const tcp_listener&) = delete;
 
   std::uint16_t port() const;
+  // The next connection; listener_timeout when none came within `timeout`.
   std::unique_ptr<tcp_link> accept(std::chrono::milliseconds timeout);
 
  private:

@@ -5,6 +5,7 @@
 #include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
 #include "real_backend/link_auth.h"
+#include "real_backend/peer_acceptor.h"
 
 namespace kvsim::real {
 
@@ -25,38 +26,50 @@ std::uint16_t tcp_messenger::listen(const std::string& address, std::uint16_t po
   return listener_->port();
 }
 
-void tcp_messenger::accept_peers(std::size_t peers, std::chrono::milliseconds timeout) {
+void tcp_messenger::accept_peers(std::size_t peers, std::chrono::milliseconds timeout,
+                                 std::chrono::milliseconds handshake) {
   if (!listener_)
     throw control_plane_error("control plane: rank " + std::to_string(self_) +
                               " accepts peers without listening");
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  for (std::size_t i = 0; i < peers; ++i) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    std::unique_ptr<tcp_link> link =
-        listener_->accept(std::max(left, std::chrono::milliseconds(1)));
-    std::optional<accepted_link> accepted;
-    try {
-      accepted =
-          authenticate_acceptor(*link, key_, self_, std::max(left, std::chrono::milliseconds(1)));
-    } catch (const control_plane_error& e) {
-      refuse_link(e.what());  // `link` closes on the way out
+  peer_acceptor acceptor(*listener_, key_, self_, log_, handshake);
+  const auto count_refusals = [&] {
+    const std::lock_guard lock(inbox_mutex_);
+    refused_connections_ += acceptor.refused();
+  };
+  try {
+    for (std::size_t i = 0; i < peers; ++i) {
+      authenticated_link peer = acceptor.next(
+          deadline, timeout,
+          std::to_string(peers) + " peer(s), " + std::to_string(i) + " of them authenticated");
+      peer.link->seal(peer.accepted.keys.send, peer.accepted.keys.receive);
+      add_link(peer.accepted.peer, std::move(peer.link));
     }
-    link->seal(accepted->keys.send, accepted->keys.receive);
-    add_link(accepted->peer, std::move(link));
+  } catch (...) {
+    count_refusals();
+    throw;
   }
+  count_refusals();
+}
+
+std::size_t tcp_messenger::refused_connections() const {
+  const std::lock_guard lock(inbox_mutex_);
+  return refused_connections_;
 }
 
 void tcp_messenger::connect(core::rank_id peer, const std::string& address, std::uint16_t port,
                             std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  std::unique_ptr<tcp_link> link = tcp_link::connect(address, port, timeout);
+  std::unique_ptr<tcp_link> link =
+      tcp_link::connect(address, port, timeout, "rank " + std::to_string(peer));
   const auto left =
       std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
                                                  deadline - std::chrono::steady_clock::now()));
   std::optional<link_session> session;
   try {
     session = authenticate_connector(*link, key_, self_, peer, left);
+  } catch (const peer_gone& e) {
+    throw peer_gone(std::string(e.what()) + " (rank " + std::to_string(peer) + ")");
   } catch (const control_plane_error& e) {
     refuse_link(e.what());  // `link` closes on the way out
   }
@@ -85,13 +98,16 @@ void tcp_messenger::add_link(core::rank_id peer, std::unique_ptr<tcp_link> link)
 // link's keys, whose `from` is the rank the link authenticated. A refusal ends the link: a
 // peer that sends one is broken or hostile, and nothing it sends later is believed.
 void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
+  bool refused = false;
   const auto refuse = [&](const std::string& line) {
     log_(line);
     push(line);
     if (peer == steps_from_) push_step_refusal(line);  // a step's reader learns why none comes
     if (collectives_) push_collective(control_plane_error(line));
     link.shutdown();
+    refused = true;
   };
+  std::string gone_how;
   try {
     while (std::optional<received_frame> frame = link.read()) {
       if (frame->type == frame_type::step) {
@@ -133,8 +149,19 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
       }
       push(std::move(message));
     }
+  } catch (const peer_gone& e) {
+    gone_how = std::string(": ") + e.what();
   } catch (const control_plane_error& e) {
     refuse(std::string(e.what()) + " (from rank " + std::to_string(peer) + ")");
+  }
+  if (!refused) {
+    // The peer closed the link (or it was reset) between frames: after what it sent, this is
+    // what the rank reading it learns. Nothing hostile: the peer stopped, most likely died.
+    const std::string line = "control plane: peer rank " + std::to_string(peer) + " (" +
+                             link.peer() + ") closed its link to rank " + std::to_string(self_) +
+                             " (died?)" + gone_how;
+    push(peer_gone(line));
+    if (peer == steps_from_) push_step_refusal(line);
   }
   if (collectives_) push_collective(collective_delivery{peer, std::nullopt});
   const std::lock_guard lock(inbox_mutex_);
@@ -193,14 +220,15 @@ std::optional<core::control_message> tcp_messenger::receive_for(std::chrono::mil
   });
   if (inbox_.empty()) {
     if (!links_.empty() && links_closed_ == links_.size()) {
-      throw control_plane_error("control plane: every peer of rank " + std::to_string(self_) +
-                                " has closed its connection");
+      throw control_plane_error("control plane: every link of rank " + std::to_string(self_) +
+                                " has closed");
     }
     return std::nullopt;
   }
   inbox_item item = std::move(inbox_.front());
   inbox_.pop_front();
   if (auto* error = std::get_if<std::string>(&item)) throw control_plane_error(*error);
+  if (auto* gone = std::get_if<peer_gone>(&item)) throw *gone;
   return std::get<core::control_message>(std::move(item));
 }
 
@@ -214,8 +242,9 @@ std::optional<std::string> tcp_messenger::receive_step_for(std::chrono::millisec
                           [this] { return !step_inbox_.empty() || step_link_closed_; });
   if (step_inbox_.empty()) {
     if (step_link_closed_) {
-      throw control_plane_error("control plane: rank " + std::to_string(steps_from_.value_or(0)) +
-                                " closed its connection to rank " + std::to_string(self_));
+      throw control_plane_error("control plane: the link from rank " +
+                                std::to_string(steps_from_.value_or(0)) + " to rank " +
+                                std::to_string(self_) + " has closed");
     }
     return std::nullopt;
   }

@@ -6,11 +6,16 @@
 // every frame after it is sealed (frame_seal.h). One reader thread per link decodes frames
 // into one inbox; receive() takes from it in arrival order.
 //
-// Refused, logged as one line, and never delivered: a link whose handshake fails (the
-// accepting or connecting call throws that line), a frame that fails authentication or is
+// Refused, logged as one line, and never delivered: a connection whose handshake fails
+// (accepting: counted, closed, and the next connection accepted, peer_acceptor.h;
+// connecting: the call throws that line), a frame that fails authentication or is
 // malformed, and a frame whose `from` is not the link's authenticated peer. The last two
 // close the link as hostile: nothing more is read from it, and receive() throws the line
 // (the rank learns that a peer attacked or broke, instead of the message being skipped).
+//
+// A peer whose authenticated link closes or is reset between frames is not refused: after
+// the messages it sent, receive() throws peer_gone, "peer rank R (ADDR) closed its link to
+// rank S (died?)", at once (the kernel closes a dead process's sockets).
 //
 // Step frames (control_frame.h; ranks started by torchrun or srun, launched_run.h) travel on
 // the same links, sealed the same way, into an inbox of their own: accepted only from the one
@@ -39,6 +44,7 @@
 #include "core/ports.h"
 #include "real_backend/control_frame.h"
 #include "real_backend/errors.h"
+#include "real_backend/peer_acceptor.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/tcp_link.h"
 
@@ -63,9 +69,16 @@ class tcp_messenger final : public core::messenger {
 
   // Listens on address:port (port 0: any free port) and returns the port.
   std::uint16_t listen(const std::string& address, std::uint16_t port);
-  // Accepts `peers` connections (after listen), each naming its rank in its hello and proving
-  // the run's key; one that fails is logged and closed, and this call throws its line.
-  void accept_peers(std::size_t peers, std::chrono::milliseconds timeout);
+  // Accepts connections (after listen) until `peers` of them have named their rank in the
+  // hello and proved the run's key, or `timeout` has passed (peer_acceptor.h). A connection
+  // that fails the handshake, or has not completed it within `handshake`, is logged, counted
+  // (refused_connections()) and closed, and the next one accepted: a stranger at the port
+  // ends nothing. Throws link_refused ("handshake failed", with the count of refused
+  // connections) or control_plane_error ("timed out") when the peers have not all come.
+  void accept_peers(std::size_t peers, std::chrono::milliseconds timeout,
+                    std::chrono::milliseconds handshake = handshake_deadline);
+  // Connections refused by accept_peers so far.
+  std::size_t refused_connections() const;
   // Connects to `peer` at address:port, says who this rank is and requires the listener to
   // be `peer` and to prove the run's key (else logged, closed and thrown).
   void connect(core::rank_id peer, const std::string& address, std::uint16_t port,
@@ -108,7 +121,8 @@ class tcp_messenger final : public core::messenger {
     std::mutex write_mutex;
     std::thread reader;
   };
-  using inbox_item = std::variant<core::control_message, std::string>;  // message or error line
+  // A message, a refusal's line, or the line of a peer's link closing.
+  using inbox_item = std::variant<core::control_message, std::string, peer_gone>;
 
   void add_link(core::rank_id peer, std::unique_ptr<tcp_link> link);
   void read_loop(core::rank_id peer, tcp_link& link);
@@ -124,10 +138,11 @@ class tcp_messenger final : public core::messenger {
   refusal_log log_;
   std::unique_ptr<tcp_listener> listener_;
   std::map<core::rank_id, std::unique_ptr<link_entry>> links_;
-  std::mutex inbox_mutex_;
+  mutable std::mutex inbox_mutex_;
   std::condition_variable inbox_changed_;
   std::deque<inbox_item> inbox_;
   std::size_t links_closed_ = 0;
+  std::size_t refused_connections_ = 0;
   std::optional<core::rank_id> steps_from_;
   std::deque<std::variant<std::string, control_plane_error>> step_inbox_;  // line or refusal
   bool step_link_closed_ = false;

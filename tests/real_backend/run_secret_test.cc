@@ -5,11 +5,13 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "real_backend/errors.h"
 #include "real_backend/real_command.h"
@@ -91,11 +93,77 @@ TEST(RunSecret, AKeyFileWinsAndMustBeTheOwnersAlone) {
             parse_run_secret(some_key, "x").bytes);
   const std::string open = key_file("open", some_key, 0644);
   EXPECT_EQ(error_of([&] { (void)read_run_key_file(open); }),
-            "launcher: key file " + open + " is open to group or others (chmod 600 it): refused");
+            "launcher: key file " + open +
+                " is open to group or others (mode 0644; chmod 600 it): refused");
   EXPECT_EQ(error_of([] { (void)read_run_key_file("/nonexistent/kvsim.key"); }),
-            "launcher: cannot read key file /nonexistent/kvsim.key");
+            "launcher: cannot read key file /nonexistent/kvsim.key: No such file or directory");
   std::filesystem::remove(good);
   std::filesystem::remove(open);
+}
+
+// The key file is opened without following a symbolic link and checked on what was opened:
+// a regular file, this user's, closed to group and others. Each refusal is one line naming
+// the file and what is wrong with it, and never hangs (a FIFO in its place).
+TEST(RunSecret, AKeyFileIsRefusedUnlessItIsARegularFileOfThisUsersAlone) {
+  const std::string good = key_file("alone", some_key, 0600);
+  EXPECT_EQ(read_run_key_file(good).bytes, parse_run_secret(some_key, "x").bytes);
+
+  const std::string link = good + ".link";
+  std::filesystem::remove(link);
+  std::filesystem::create_symlink(good, link);
+  EXPECT_EQ(
+      error_of([&] { (void)read_run_key_file(link); }),
+      "launcher: key file " + link + " is a symbolic link (name the key file itself): refused");
+
+  for (const mode_t mode : {0640, 0604, 0660, 0700 | 0001}) {
+    const std::string open = key_file("open", some_key, mode);
+    char text[8];
+    std::snprintf(text, sizeof text, "%04o", static_cast<unsigned>(mode));
+    EXPECT_EQ(error_of([&] { (void)read_run_key_file(open); }),
+              "launcher: key file " + open + " is open to group or others (mode " + text +
+                  "; chmod 600 it): refused");
+    std::filesystem::remove(open);
+  }
+
+  const std::string directory = good + ".d";
+  std::filesystem::create_directories(directory);
+  ::chmod(directory.c_str(), 0700);
+  EXPECT_EQ(error_of([&] { (void)read_run_key_file(directory); }),
+            "launcher: key file " + directory + " is not a regular file: refused");
+
+  const std::string fifo = good + ".fifo";
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(error_of([&] { (void)read_run_key_file(fifo); }),
+            "launcher: key file " + fifo + " is not a regular file: refused");
+
+  for (const std::string& path : {good, link, directory, fifo}) std::filesystem::remove(path);
+}
+
+// Another user's file, however closed, is not this run's key: whoever owns it can change it.
+// Only root can make a file another user's, so elsewhere there is nothing to try.
+TEST(RunSecret, AKeyFileOfAnotherUserIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another user";
+  const std::string theirs = key_file("theirs", some_key, 0600);
+  constexpr uid_t nobody = 65534;
+  ASSERT_EQ(::chown(theirs.c_str(), nobody, nobody), 0);
+  EXPECT_EQ(error_of([&] { (void)read_run_key_file(theirs); }),
+            "launcher: key file " + theirs +
+                " is owned by uid 65534, not by this user (uid 0): "
+                "refused");
+  std::filesystem::remove(theirs);
+}
+
+// The command takes KVSIM_RUN_KEY out of the environment before anything else, whatever it
+// is asked to do: no child it starts inherits it.
+TEST(RunSecret, TheCommandTakesTheKeyOutOfTheEnvironment) {
+  ::setenv("KVSIM_RUN_KEY", some_key, 1);
+  std::ostringstream out;
+  std::ostringstream err;
+  EXPECT_EQ(run_real_command({"--help"}, out, err), 0);
+  EXPECT_EQ(std::getenv("KVSIM_RUN_KEY"), nullptr);
+  // Taken, not lost: the command still reads it (TheNcclCheckRefusesAMultiRankLaunch...,
+  // below, is refused for what the taken key says).
 }
 
 TEST(RunSecret, EachUseDerivesAKeyOfItsOwn) {

@@ -96,8 +96,7 @@ TEST(StepFrames, AStepFromARankStepsAreNotTakenFromIsRefusedAndClosesTheLink) {
                       "closed as hostile"),
             std::string::npos)
       << line;
-  EXPECT_EQ(refusal_at(link.driver),
-            "control plane: every peer of rank 0 has closed its connection");
+  EXPECT_EQ(refusal_at(link.driver), "control plane: every link of rank 0 has closed");
   EXPECT_FALSE(link.driver.receive_step_for(std::chrono::milliseconds(20)).has_value());
 }
 
@@ -120,7 +119,7 @@ TEST(StepFrames, TheStepReaderLearnsOfAMalformedFrameAndOfTheClose) {
             "control plane: malformed step frame: field 'line' has control character 13 at "
             "offset 7 (from rank 0)");
   EXPECT_EQ(thrown_by([&] { (void)link.peer.receive_step_for(5000ms); }),
-            "control plane: rank 0 closed its connection to rank 1");
+            "control plane: the link from rank 0 to rank 1 has closed");
 }
 
 TEST(StepFrames, APeerGoingAwayEndsTheStepReadersWait) {
@@ -130,7 +129,9 @@ TEST(StepFrames, APeerGoingAwayEndsTheStepReadersWait) {
                             [&] { return thrown_by([&] { (void)from_peer.read_line(5000ms); }); });
   std::this_thread::sleep_for(50ms);
   link.peer_end.reset();  // rank 1 exits: its links close
-  EXPECT_EQ(waiting.get(), "control plane: rank 1 closed its connection to rank 0");
+  const std::string line = waiting.get();
+  EXPECT_EQ(line.rfind("control plane: peer rank 1 (127.0.0.1:", 0), 0u) << line;
+  EXPECT_NE(line.find(") closed its link to rank 0 (died?)"), std::string::npos) << line;
 }
 
 }  // namespace
