@@ -1,8 +1,12 @@
 #include "real_backend/tcp_link.h"
 
 #include <array>
-#include <boost/asio.hpp>
 #include <thread>
+// Before Boost.Asio: its awaitable.hpp uses std::exchange without including <utility>, which
+// breaks when this file opens a unity batch.
+#include <utility>
+
+#include <boost/asio.hpp>
 
 #include "real_backend/errors.h"
 #include "real_backend/wait_text.h"
