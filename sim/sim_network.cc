@@ -31,6 +31,7 @@ constexpr std::uint64_t earlier_life_epoch_bit = 1ULL << 63;
 enum class insider_lie : std::uint32_t {
   stranger_progress,   // chunk_ready for a request it has no part in
   stranger_failure,    // a failed status for a request it has no part in
+  progress_as_party,   // chunk_ready as one of the request's prefill ranks, proven with its own key
   echo_as_audience,    // an ABORT's token echoed back as its audience, proven with its own key
   minted_own_ack,      // a token it minted on its own link, ACKed as itself
   earlier_life_ack,    // a recorded ACK of the previous life: genuine, proven, not issued now
@@ -282,6 +283,15 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
       inject(decode_side,
              proven({core::control_kind::status, self, message.key, {}, {}, core::kv_status::failed}));
       return;
+    case insider_lie::progress_as_party: {
+      // The prefill rank of the message's link claims its chunks done; only that rank's key
+      // could prove it, and the insider has only its own.
+      const core::rank_id prefill_side = from_decode ? to : message.from;
+      core::control_message claimed = proven({core::control_kind::chunk_ready, self, message.key, {}, {}, {}});
+      claimed.from = prefill_side;
+      inject(decode_side, claimed);
+      return;
+    }
     case insider_lie::echo_as_audience:
     case insider_lie::minted_own_ack:
     case insider_lie::earlier_life_ack:
@@ -321,6 +331,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
     }
     case insider_lie::stranger_progress:
     case insider_lie::stranger_failure:
+    case insider_lie::progress_as_party:
     case insider_lie::relayed_abort:
       return;
   }

@@ -14,7 +14,8 @@
 // With an insider (set_insider), the same adversary also lies as a member of the cluster: a
 // rank that holds the keys of its own links to every rank (core/link_keys.h) and is party to
 // no request. Along with a message it may send, all under its own keys: progress (chunk_ready,
-// a failed status) for the message's request, to that request's decode rank; a drain-ACK
+// a failed status) for the message's request, to that request's decode rank, as itself or as
+// the request's prefill rank (without that rank's proof); a drain-ACK
 // echoing an ABORT it saw go by, as the prefill rank the ABORT was for (it cannot make that
 // rank's proof) or as itself with a token it minted on its own link; the ABORT itself, sent on
 // to its audience as the insider's own; and a drain-ACK recorded in an earlier life of the
