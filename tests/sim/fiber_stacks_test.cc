@@ -169,7 +169,7 @@ TEST(FiberStacks, AWorldShortOfMemoryThrowsBadAllocInsteadOfDying) {
     try {
       first_choice chooser;
       world w(chooser, world_config{});
-      for (int i = 0; i < 2000; ++i) w.spawn({0, "a" + std::to_string(i), 0}, [] {});
+      for (std::uint32_t i = 0; i < 2000; ++i) w.spawn({0, "actor", i}, [] {});
       w.run();
     } catch (const std::bad_alloc&) {
       code = 0;
