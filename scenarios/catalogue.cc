@@ -1,8 +1,5 @@
 #include "scenarios/catalogue.h"
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <map>
 #include <memory>
 #include <optional>
@@ -10,6 +7,7 @@
 #include "scenarios/json_reader.h"
 #include "scenarios/scenario_parser.h"
 #include "scenarios/strict_json.h"
+#include "sim/capped_read.h"
 
 namespace kvsim::scenarios {
 namespace {
@@ -18,32 +16,14 @@ using detail::json;
 using detail::json_reader;
 
 std::string read_file(const std::filesystem::path& path, const json_reader& in) {
-  std::error_code error;
-  const auto status = std::filesystem::status(path, error);
-  if (status.type() == std::filesystem::file_type::not_found) {
-    in.fail(catalogue_problem::unreadable_file, "no such catalogue file");
+  try {
+    return sim::read_capped(path, sim::catalogue_input);
+  } catch (const sim::capped_read_error& e) {
+    in.fail(e.what_problem() == sim::capped_read_error::problem::over_cap
+                ? catalogue_problem::over_size_cap
+                : catalogue_problem::unreadable_file,
+            e.what());
   }
-  if (status.type() == std::filesystem::file_type::directory) {
-    in.fail(catalogue_problem::unreadable_file, "is a directory, not a catalogue file");
-  }
-  errno = 0;
-  const std::unique_ptr<std::FILE, int (*)(std::FILE*)> file(std::fopen(path.c_str(), "rb"),
-                                                            &std::fclose);
-  if (!file) {
-    in.fail(catalogue_problem::unreadable_file,
-            std::string("cannot open catalogue: ") + std::strerror(errno));
-  }
-  std::string content;
-  char buffer[65536];
-  for (;;) {
-    const std::size_t got = std::fread(buffer, 1, sizeof buffer, file.get());
-    content.append(buffer, got);
-    if (got < sizeof buffer) break;
-  }
-  if (std::ferror(file.get()) != 0) {
-    in.fail(catalogue_problem::unreadable_file, "cannot read catalogue: read error");
-  }
-  return content;
 }
 
 void check_header(const json& document, const json_reader& in) {
@@ -92,6 +72,7 @@ std::vector<scenario_spec> scenarios_of(const json& document, const std::string&
 const char* to_string(catalogue_problem problem) {
   switch (problem) {
     case catalogue_problem::unreadable_file: return "unreadable_file";
+    case catalogue_problem::over_size_cap: return "over_size_cap";
     case catalogue_problem::malformed_json: return "malformed_json";
     case catalogue_problem::duplicate_key: return "duplicate_key";
     case catalogue_problem::wrong_format: return "wrong_format";

@@ -4,6 +4,7 @@
 #include <limits>
 #include <vector>
 
+#include "sim/one_line.h"
 #include "sim/untrusted_json.h"
 
 namespace kvsim::scenarios::detail {
@@ -38,24 +39,6 @@ std::string quoted_list(std::span<const char* const> names) {
   return text;
 }
 
-// The line stays one line: control characters (from file names, keys) print as \xHH.
-std::string printable(std::string_view text) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(text.size());
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (byte < 0x20 || byte == 0x7f) {
-      out += "\\x";
-      out += hex[byte >> 4];
-      out += hex[byte & 0xf];
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string member_path(const std::string& parent, std::string_view key) {
@@ -71,8 +54,9 @@ std::string element_path(const std::string& parent, std::size_t index) {
 
 std::string shown(const json& value) { return sim::json_summary(value, shown_max); }
 
+// The line stays one line: control characters (from file names, keys) print escaped.
 void json_reader::fail(catalogue_problem problem, const std::string& text) const {
-  throw catalogue_error(problem, printable(prefix_ + ": " + text));
+  throw catalogue_error(problem, sim::error_line(prefix_ + ": " + text));
 }
 
 void json_reader::fail_field(catalogue_problem problem, const std::string& path,

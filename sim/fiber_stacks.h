@@ -8,6 +8,10 @@
 // know the stack's bounds (google/sanitizers issue 189). Debian's Boost.Context is not built
 // with BOOST_USE_ASAN, so the switch annotations are not available to do this for us.
 //
+// Each stack is a mapping of its own whose lowest page is a guard (PROT_NONE): a fiber that
+// overflows its stack faults there, a SIGSEGV at a known place, where a stack from the heap
+// would silently overwrite the heap below it. The guard is not part of stack_bytes.
+//
 // A stack that comes back is kept for the next one asked for, not freed: one pool may serve
 // every run of a search (world_config::stack_pool), so a run after the first takes no fresh
 // memory for its fibers. That matters most under AddressSanitizer, whose allocator maps and
@@ -29,23 +33,33 @@ inline constexpr std::size_t default_stack_bytes = 256 * 1024;
 
 class fiber_stacks {
  public:
-  explicit fiber_stacks(std::size_t stack_bytes = default_stack_bytes) : stack_bytes_(stack_bytes) {}
-  ~fiber_stacks();  // every stack must be back (asserted); the kept ones are freed
+  explicit fiber_stacks(std::size_t stack_bytes = default_stack_bytes);
+  ~fiber_stacks();  // every stack must be back (asserted); the kept ones are unmapped
   fiber_stacks(const fiber_stacks&) = delete;
   fiber_stacks& operator=(const fiber_stacks&) = delete;
 
+  // std::bad_alloc when no memory is left for a stack (a ulimit, a cgroup).
   boost::context::stack_context allocate();
+  // Keeps at least `stacks` stacks ready, so that the next `stacks` allocations cannot fail:
+  // a world reserves its actors' stacks before it starts any fiber, where running out of
+  // memory is a plain exception in the caller (std::bad_alloc), not a failure mid-switch.
+  void reserve(std::size_t stacks);
   void deallocate(boost::context::stack_context& stack) noexcept;
   // The stack handed out most recently (the world records it for the actor it launches).
   const boost::context::stack_context& last_allocated() const { return last_; }
   std::size_t stack_bytes() const { return stack_bytes_; }
   std::size_t outstanding() const { return outstanding_; }
   std::size_t kept() const { return kept_.size(); }
+  // The guard below each stack: one page.
+  static std::size_t guard_bytes();
 
  private:
+  char* map_one() const;  // a fresh stack's mapping, guard page protected
+
   std::size_t stack_bytes_;
+  std::size_t mapping_bytes_;    // the guard page + stack_bytes_ rounded up to whole pages
   std::size_t outstanding_ = 0;  // handed out and not yet back
-  std::vector<char*> kept_;      // stacks that came back (each its lowest address), for the next allocate
+  std::vector<char*> kept_;      // stacks ready for the next allocate (each its mapping's start)
   boost::context::stack_context last_;
 };
 

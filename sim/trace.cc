@@ -8,7 +8,9 @@
 #include <string_view>
 #include <system_error>
 
+#include "sim/capped_read.h"
 #include "sim/one_line.h"
+#include "sim/unique_keys.h"
 #include "sim/untrusted_json.h"
 
 namespace kvsim::sim {
@@ -25,14 +27,12 @@ constexpr const char* faults_stop_field = "faults_stop_us";
 
 // The file's top-level fields in the order they are written: the header first, so that
 // `head` on a trace shows what run it is; then what replays it; then what it found.
-constexpr std::array<std::string_view, 15> field_order{
-    "format",   "version",   "kvsim_version", "scenario", "variant",
+constexpr std::array<std::string_view, 16> field_order{
+    "format",   "version",   "kvsim_version", "origin", "scenario", "variant",
     "strategy", "checkers",  "seed",          "fault_profile", "decision_hash",
     "actors",   "decisions", "steps",         "events",   "finding"};
 
-std::string display(const std::filesystem::path& path) { return one_line(path.string()); }
-
-std::string errno_text(int error) { return std::generic_category().message(error); }
+std::string display(const std::filesystem::path& path) { return echoed(path.string()); }
 
 std::string hex16(std::uint64_t value) {
   static constexpr char hex[] = "0123456789abcdef";
@@ -108,105 +108,26 @@ std::string render(const json& document) {
   return text + "\n}\n";
 }
 
-// The temporary file of an atomic write: closed and removed unless the write got as far as
-// renaming it over the target.
-class temporary_file {
- public:
-  explicit temporary_file(std::filesystem::path path) : path_(std::move(path)) {}
-  temporary_file(const temporary_file&) = delete;
-  temporary_file& operator=(const temporary_file&) = delete;
-  ~temporary_file() {
-    if (fd_ >= 0) ::close(fd_);
-    if (created_) ::unlink(path_.c_str());
-  }
-
-  // Replaces a stale temporary file of an earlier, interrupted write, but nothing else: the
-  // exclusive create fails on a directory or on anything we could not unlink.
-  int create() {
-    ::unlink(path_.c_str());
-    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd_ < 0) return errno;
-    created_ = true;
-    return 0;
-  }
-
-  int write_all(std::string_view bytes) {
-    while (!bytes.empty()) {
-      const ssize_t written = ::write(fd_, bytes.data(), bytes.size());
-      if (written < 0) {
-        if (errno == EINTR) continue;
-        return errno;
-      }
-      bytes.remove_prefix(static_cast<std::size_t>(written));
-    }
-    return 0;
-  }
-
-  // Data on disk before the rename makes it visible: after a crash the target is either the
-  // old file or the whole new one.
-  int sync_and_close() {
-    if (::fsync(fd_) != 0) return errno;
-    const int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0) return errno;
-    return 0;
-  }
-
-  int rename_over(const std::filesystem::path& target) {
-    if (::rename(path_.c_str(), target.c_str()) != 0) return errno;
-    created_ = false;
-    return 0;
-  }
-
- private:
-  std::filesystem::path path_;
-  int fd_ = -1;
-  bool created_ = false;
-};
-
-// Makes the rename itself durable. Best effort: the new trace is already in place, and a
-// directory that cannot be opened for syncing is no reason to report the write as failed.
-void sync_directory(const std::filesystem::path& target) {
-  std::filesystem::path directory = target.parent_path();
-  if (directory.empty()) directory = ".";
-  const int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
-
 // --- loading ----------------------------------------------------------------------------
 
 class loader {
  public:
   explicit loader(const std::filesystem::path& path) : file_(display(path)) {}
 
+  // Values in `what` come escaped and cut short (shortened, json_summary); the line itself
+  // is held to one line here whatever a caller forgot.
   [[noreturn]] void fail(std::string_view what) const {
-    throw trace_error(file_ + ": " + one_line(what));
+    throw trace_error(error_line(file_ + ": " + std::string(what)));
   }
 
+  // At most the trace cap + 1 byte is read (sim/input_caps.h): a bigger file is refused by
+  // its size, before parsing costs ~16 times that.
   std::string read(const std::filesystem::path& path) const {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-      const int error = errno;
-      if (error == ENOENT) fail("no such trace file");
-      fail("cannot open trace: " + errno_text(error));
+    try {
+      return read_capped(path, trace_input);
+    } catch (const capped_read_error& e) {
+      fail(e.what());
     }
-    std::string content;
-    std::array<char, 65536> buffer{};
-    for (;;) {
-      const ssize_t got = ::read(fd, buffer.data(), buffer.size());
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) {
-        const int error = errno;
-        ::close(fd);
-        fail("cannot read trace: " + errno_text(error));
-      }
-      if (got == 0) break;
-      content.append(buffer.data(), static_cast<std::size_t>(got));
-    }
-    ::close(fd);
-    return content;
   }
 
   json parse(const std::string& content) const {
@@ -217,10 +138,15 @@ class loader {
     // overflows the stack before any check of ours runs.
     if (const auto excess = json_nesting_exceeds(content)) fail(describe(*excess));
     try {
-      return json::parse(content);
+      return parse_with_unique_keys(content);
+    } catch (const duplicate_json_key& e) {
+      fail(e.what());
     } catch (const json::parse_error& e) {
       fail("malformed or truncated JSON at byte " + std::to_string(e.byte) + " (" +
            json_error_detail(e.what()) + ")");
+    } catch (const json::exception& e) {
+      // A number too large for any type (out_of_range): its whole text is in the message.
+      fail("unreadable JSON (" + json_error_detail(e.what()) + ")");
     }
   }
 
@@ -245,6 +171,12 @@ class loader {
     t.kvsim_version = label(member(document, "kvsim_version", "kvsim_version"), "kvsim_version");
     t.scenario = member(document, "scenario", "scenario");
     if (!t.scenario.is_object()) fail("field 'scenario' must be a JSON object");
+    if (document.contains("origin")) {
+      t.origin = string(document.at("origin"), "origin");
+      if (t.origin != "real" && t.origin != "simulator") {
+        fail("field 'origin' must be \"real\" or \"simulator\"");
+      }
+    }
     t.variant = label(member(document, "variant", "variant"), "variant");
     t.strategy = label(member(document, "strategy", "strategy"), "strategy");
     if (document.contains("checkers")) {
@@ -489,60 +421,18 @@ json to_json(const trace& t) {
               {"events", t.events},
               {"finding", t.found ? finding_json(*t.found) : json(nullptr)}};
   if (t.checkers != "all") document["checkers"] = t.checkers;
+  if (t.origin != "simulator") document["origin"] = t.origin;
   return document;
 }
 
-void write_file_atomically(const std::filesystem::path& path, std::string_view text,
-                           std::string_view what) {
-  const std::string prefix = display(path) + ": cannot write " + std::string(what) + ": ";
-  if (!path.has_filename()) throw trace_error(prefix + "the path names a directory, not a file");
-  // Only a regular file (or nothing yet) is replaced by rename: a device, a pipe or a symlink
-  // (/dev/stdout, a FIFO a CI step reads) is written through in place, since renaming over it
-  // would replace the link or node itself instead of writing to what it stands for.
-  std::error_code status_error;
-  const auto own_status = std::filesystem::symlink_status(path, status_error);
-  if (!status_error && std::filesystem::exists(own_status) &&
-      !std::filesystem::is_regular_file(own_status)) {
-    if (std::filesystem::is_directory(std::filesystem::status(path, status_error))) {
-      throw trace_error(prefix + "the path names a directory, not a file");
-    }
-    const int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
-    if (fd < 0) throw trace_error(prefix + errno_text(errno));
-    std::string_view rest = text;
-    while (!rest.empty()) {
-      const ssize_t written = ::write(fd, rest.data(), rest.size());
-      if (written < 0 && errno == EINTR) continue;
-      if (written < 0) {
-        const int write_error = errno;
-        ::close(fd);
-        throw trace_error(prefix + errno_text(write_error));
-      }
-      rest.remove_prefix(static_cast<std::size_t>(written));
-    }
-    if (::close(fd) != 0) throw trace_error(prefix + errno_text(errno));
-    return;
-  }
-  std::filesystem::path temporary_path = path;
-  temporary_path += ".tmp";
-  temporary_file temporary(temporary_path);
-  const auto check = [&](int error, std::string_view doing) {
-    if (error != 0) throw trace_error(prefix + std::string(doing) + ": " + errno_text(error));
-  };
-  check(temporary.create(), "cannot create temporary file " + display(temporary_path));
-  check(temporary.write_all(text), "writing " + display(temporary_path));
-  check(temporary.sync_and_close(), "syncing " + display(temporary_path));
-  check(temporary.rename_over(path), "renaming " + display(temporary_path) + " over it");
-  sync_directory(path);
-}
-
-void write_trace(const std::filesystem::path& path, const trace& t) {
+void write_trace(const std::filesystem::path& path, const trace& t, link_policy links) {
   std::string text;
   try {
     text = render(to_json(t));
   } catch (const json::exception& e) {
     throw trace_error(display(path) + ": cannot write trace: " + one_line(e.what()));
   }
-  write_file_atomically(path, text, "trace");
+  write_file_atomically(path, text, "trace", links);
 }
 
 trace load_trace(const std::filesystem::path& path) {
@@ -553,7 +443,7 @@ trace load_trace(const std::filesystem::path& path) {
     return load.fields(document);
   } catch (const json::exception& e) {
     // Every shape is checked before it is read; this is the net under that promise.
-    load.fail(std::string("unexpected JSON error: ") + e.what());
+    load.fail("unexpected JSON error: " + json_error_detail(e.what()));
   }
 }
 

@@ -28,6 +28,9 @@ inline constexpr int trace_format_version = 1;
 
 struct trace {
   std::string kvsim_version;  // e.g. "0.1.0"
+  // "real": recorded on real hardware (kvsim real --trace); "simulator" otherwise (the field
+  // is written only for a recording).
+  std::string origin = "simulator";
   nlohmann::json scenario;    // the scenario, inline (any JSON object)
   std::string variant;        // core variant name, e.g. "safe"
   std::string strategy;       // e.g. "random", "pct:3", "replay"
@@ -55,15 +58,28 @@ class trace_error : public std::runtime_error {
 // place of the bad bytes, so a finding's trace is never lost to one odd byte.
 nlohmann::json to_json(const trace& t);
 
+// What a write does with a symbolic link at the path it is given.
+enum class link_policy {
+  // A path the user named (--trace, -o, --json): the link is followed to its final target,
+  // and that file is replaced atomically in its own directory; the link stays a link.
+  resolve,
+  // A file kvsim names inside a directory it was given (explore --out DIR): a link there was
+  // planted, and is refused; nothing is ever opened through one.
+  refuse,
+};
+
 // Writes atomically through `path` + ".tmp"; on failure the temporary file is removed, an
 // existing file at `path` is left as it was, and trace_error is thrown.
-void write_trace(const std::filesystem::path& path, const trace& t);
+void write_trace(const std::filesystem::path& path, const trace& t,
+                 link_policy links = link_policy::resolve);
 
 trace load_trace(const std::filesystem::path& path);
 
-// The atomic write under write_trace, for any text (exports, result files): temp file in the
-// same directory, fsync, rename. `what` names the file's kind in the one-line trace_error.
+// The atomic write under write_trace, for any text (exports, result files): a temporary file
+// in the target's directory, fsync, rename over the target (sim/atomic_write.cc). A device,
+// a pipe or an open descriptor (/dev/stdout, /proc/self/fd/N) is written through in place
+// instead. `what` names the file's kind in the one-line trace_error.
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,
-                           std::string_view what);
+                           std::string_view what, link_policy links = link_policy::resolve);
 
 }  // namespace kvsim::sim

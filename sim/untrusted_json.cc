@@ -1,5 +1,7 @@
 #include "sim/untrusted_json.h"
 
+#include "sim/one_line.h"
+
 namespace kvsim::sim {
 namespace {
 
@@ -103,7 +105,7 @@ std::string json_error_detail(std::string_view what) {
 }
 
 std::string shortened(std::string_view text, std::size_t max_chars) {
-  return cut(std::string(text.substr(0, max_chars + 1)), max_chars);
+  return cut(one_line(text.substr(0, max_chars + 1)), max_chars);
 }
 
 }  // namespace kvsim::sim

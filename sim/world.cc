@@ -5,6 +5,7 @@
 #include <boost/fiber/operations.hpp>
 #include <algorithm>
 #include <exception>
+#include <new>
 #include <utility>
 #include <variant>
 
@@ -96,15 +97,21 @@ void world::launch(actor_id id) {
 void world::run_actor(actor_id id) {
   bool cancelled = cancelling_;
   if (!cancelled) {
-    emit(actor_started{actors_[id]->name});
     bool unwound = true;
     try {
+      emit(actor_started{actors_[id]->name});
       actors_[id]->body();
       unwound = false;
     } catch (const run_cancelled&) {
       cancelled = true;
     } catch (const actor_ended&) {
       // world::end_current_actor: finished where it stood.
+    } catch (const std::bad_alloc&) {
+      // The machine is out of memory, which says nothing about the core: no finding. The run
+      // stops, and run() throws std::bad_alloc again in the caller's context once every
+      // fiber has unwound (an exception must not leave a fiber: that would terminate).
+      out_of_memory_ = true;
+      stopping_ = true;
     } catch (const std::exception& e) {
       stop_with(finding{"crash", "actor " + to_string(actors_[id]->name) + " threw: " + e.what(),
                         {},
@@ -125,13 +132,18 @@ void world::run_actor(actor_id id) {
 run_outcome world::run() {
   KVSIM_SIM_ASSERT(!ran_, "a world runs once");
   ran_ = true;
-  main_context_ = boost::fibers::context::active();
-  boost::fibers::use_scheduling_algorithm<scheduling_algorithm>(*this);
-  running_ = true;
+  // Everything the start needs is taken before any fiber exists: the actors' stacks and the
+  // log's room. Short of memory, this throws std::bad_alloc here, in the caller's context,
+  // with nothing to unwind; a stack that failed inside launch() would leave the world half
+  // started, its fibers pointing into a world being destroyed.
+  stacks_.reserve(actors_.size());
   // A bigger world logs more: about 22 events per actor in page42 on 2, 8 and 32 decode
   // ranks (174 for 8 actors, 2,186 for 98). Room for that up front spares a many-rank run
   // the log's regrowth, which moved every event several times over.
   events_.reserve(std::max(events_.capacity(), actors_.size() * events_per_actor_reserved));
+  main_context_ = boost::fibers::context::active();
+  boost::fibers::use_scheduling_algorithm<scheduling_algorithm>(*this);
+  running_ = true;
   for (actor_id id = 0; id < actors_.size(); ++id) launch(id);
 
   // Main waits outside every queue; pick_next() hands control back when the run is over.
@@ -154,6 +166,7 @@ run_outcome world::run() {
   boost::this_fiber::yield();
   boost::fibers::use_scheduling_algorithm<boost::fibers::algo::round_robin>();
 
+  if (out_of_memory_) throw std::bad_alloc();
   strategy_.on_run_end(stream_.decisions().size());
   run_outcome outcome{run_end::quiescent, steps_, now_us_};
   if (found_) outcome.end = run_end::finding;

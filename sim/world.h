@@ -309,6 +309,7 @@ class world {
   std::uint64_t steps_ = 0;
   bool running_ = false;
   bool stopping_ = false;
+  bool out_of_memory_ = false;  // an actor ran out of memory: run() throws std::bad_alloc
   bool cancelling_ = false;
   bool ran_ = false;
 

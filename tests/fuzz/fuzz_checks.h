@@ -31,6 +31,14 @@ inline void require_one_line(std::string_view message) {
   if (message.find('\n') != std::string_view::npos || message.find('\r') != std::string_view::npos) {
     finding("an error message spans several lines", message);
   }
+  // Every value from the input is escaped (sim/one_line.h): no control byte, such as a
+  // terminal's ESC, reaches the line.
+  if (std::any_of(message.begin(), message.end(), [](char c) {
+        const auto byte = static_cast<unsigned char>(c);
+        return byte < 0x20 || byte == 0x7f;
+      })) {
+    finding("an error message holds a control byte", message);
+  }
   if (message.size() > error_line_max) finding("an error message is unbounded", message);
   if (message.empty()) finding("an error message is empty", message);
 }

@@ -4,10 +4,29 @@
 // stack size.
 #include "sim/fiber_stacks.h"
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <boost/fiber/fiber.hpp>
+#include <cstdint>
+#include <fstream>
+#include <new>
+#include <sstream>
+#include <string>
 
 #include "sim/first_choice.h"
 #include "sim/world.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#define KVSIM_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define KVSIM_TEST_ASAN 1
+#endif
+#endif
 
 namespace kvsim::sim::fiber_stacks_test {
 namespace {
@@ -66,6 +85,103 @@ TEST(FiberStacksDeathTest, APoolEndingWithAStackOutIsAnAssertion) {
         pool.allocate();
       },
       "not handed back before its pool ended");
+}
+
+// The permissions /proc/self/maps gives the mapping that holds `address` ("rw-p", "---p").
+std::string permissions_at(const void* address) {
+  const auto at = reinterpret_cast<std::uintptr_t>(address);
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line)) {
+    std::istringstream fields(line);
+    std::string range;
+    std::string permissions;
+    fields >> range >> permissions;
+    const auto dash = range.find('-');
+    const std::uintptr_t from = std::stoull(range.substr(0, dash), nullptr, 16);
+    const std::uintptr_t to = std::stoull(range.substr(dash + 1), nullptr, 16);
+    if (from <= at && at < to) return permissions;
+  }
+  return "unmapped";
+}
+
+// Below every stack lies a page nobody may touch, and a stack kept for reuse keeps it.
+TEST(FiberStacks, EveryStackHasAGuardPageBelowIt) {
+  fiber_stacks stacks(64 * 1024);
+  boost::context::stack_context stack = stacks.allocate();
+  char* const bottom = static_cast<char*>(stack.sp) - stack.size;
+  EXPECT_EQ(permissions_at(bottom).substr(0, 2), "rw");
+  EXPECT_EQ(permissions_at(static_cast<char*>(stack.sp) - 1).substr(0, 2), "rw");
+  EXPECT_EQ(permissions_at(bottom - 1).substr(0, 3), "---") << "no guard page below the stack";
+  stacks.deallocate(stack);
+  boost::context::stack_context again = stacks.allocate();
+  EXPECT_EQ(again.sp, stack.sp) << "the kept stack";
+  EXPECT_EQ(permissions_at(static_cast<char*>(again.sp) - again.size - 1).substr(0, 3), "---")
+      << "a kept stack lost its guard";
+  stacks.deallocate(again);
+}
+
+// Each frame touches its whole kilobyte, so the frames walk down the stack a kilobyte at a
+// time and cannot step over the guard page.
+int deep(int depth) {
+  volatile char frame[1024];
+  for (std::size_t i = 0; i < sizeof frame; i += 64) frame[i] = static_cast<char>(depth);
+  if (depth == 0) return frame[0];
+  return deep(depth - 1) + frame[512];
+}
+
+// A fiber that overflows its stack faults at the guard page (SIGSEGV), where a stack from the
+// heap let it write over the memory below and return as if nothing happened. The recursion
+// goes 16 KiB past the 64 KiB stack, and no further: only a guard stops it.
+TEST(FiberStacksDeathTest, AnOverflowFaultsAtTheGuardPage) {
+#if defined(KVSIM_TEST_ASAN)
+  GTEST_SKIP() << "AddressSanitizer reports the overflow itself";
+#else
+  EXPECT_EXIT(
+      {
+        fiber_stacks stacks(64 * 1024);
+        boost::fibers::fiber fiber(std::allocator_arg, fiber_stack_ref(stacks), [] { deep(80); });
+        fiber.join();
+        std::_Exit(0);
+      },
+      ::testing::KilledBySignal(SIGSEGV), "");
+#endif
+}
+
+// Short of address space (a ulimit), a world with more actors than their stacks fit in
+// throws std::bad_alloc from run(), in the caller, before any fiber started: it used to start
+// the fibers it could and die of a signal in the switch or of the world's own assertion.
+TEST(FiberStacks, AWorldShortOfMemoryThrowsBadAllocInsteadOfDying) {
+#if defined(KVSIM_TEST_ASAN)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory needs more address space than a limit leaves";
+#else
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // The address space in use now, and 128 MiB more: 2,000 actors need 500 MiB of stacks.
+    std::ifstream statm("/proc/self/statm");
+    std::uint64_t pages = 0;
+    statm >> pages;
+    const rlim_t limit = pages * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{128} << 20);
+    const rlimit address_space{limit, limit};
+    if (::setrlimit(RLIMIT_AS, &address_space) != 0) std::_Exit(3);
+    int code = 1;
+    try {
+      first_choice chooser;
+      world w(chooser, world_config{});
+      for (std::uint32_t i = 0; i < 2000; ++i) w.spawn({0, "actor", i}, [] {});
+      w.run();
+    } catch (const std::bad_alloc&) {
+      code = 0;
+    }
+    std::_Exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "died of signal " << WTERMSIG(status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "expected std::bad_alloc from run(), exit status " << WEXITSTATUS(status);
+#endif
 }
 
 }  // namespace

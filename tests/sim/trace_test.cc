@@ -1,5 +1,7 @@
 #include "sim/trace.h"
 
+#include "sim/input_caps.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -228,7 +230,7 @@ TEST_F(Traces, LoadingAMissingFileSaysSo) {
   expect_load_error(dir / "absent.json", "no such trace file");
 }
 
-TEST_F(Traces, LoadingADirectorySaysItCannotBeRead) { expect_load_error(dir, "cannot read trace"); }
+TEST_F(Traces, LoadingADirectorySaysSo) { expect_load_error(dir, "is a directory, not a trace file"); }
 
 TEST_F(Traces, LoadingAnEmptyFileSaysSo) {
   write_bytes(dir / "empty.json", "");
@@ -506,6 +508,92 @@ TEST_F(Traces, ACorruptedByteAnywhereLoadsOrFailsCleanly) {
       }
     }
   }
+}
+
+// --- offline inputs and outputs that hold -------------------------------------------------
+
+// Refused by the open file's size, before a byte is read (the file is sparse: reading it
+// would take 64 MiB and parsing it a gigabyte).
+TEST_F(Traces, AFileOverTheSizeCapIsRefusedUnread) {
+  const fs::path path = dir / "big.json";
+  { std::ofstream create(path); }
+  fs::resize_file(path, trace_input.bytes_max + 1);
+  expect_load_error(path, "67108865 bytes is over the 67108864-byte cap for a trace");
+}
+
+TEST_F(Traces, AKeyGivenTwiceIsRefusedWhereItIs) {
+  write_trace(dir / "t.json", sample_trace());
+  const std::string text = read_bytes(dir / "t.json");
+  std::string top = text;
+  top.replace(top.find("\"strategy\": "), 0, "\"strategy\": \"random\", ");
+  write_bytes(dir / "top.json", top);
+  expect_load_error(dir / "top.json", "field 'strategy' appears twice in one object");
+  std::string nested = text;
+  nested.replace(nested.find("\"message\": "), 0, "\"message\": \"a fake\", ");
+  write_bytes(dir / "nested.json", nested);
+  expect_load_error(dir / "nested.json", "field 'finding.message' appears twice in one object");
+}
+
+TEST_F(Traces, ANumberTooLargeForAnyTypeGivesAShortLine) {
+  write_trace(dir / "t.json", sample_trace());
+  std::string text = read_bytes(dir / "t.json");
+  text.replace(text.find("\"steps\": ") + 9, 0, std::string(200'000, '9') + ", \"x\": ");
+  write_bytes(dir / "huge.json", text);
+  expect_load_error(dir / "huge.json", "unreadable JSON (number overflow");
+  try {
+    load_trace(dir / "huge.json");
+  } catch (const trace_error& e) {
+    EXPECT_LT(std::string(e.what()).size(), 1100u);
+  }
+}
+
+// The link stays a link; the file it names is replaced whole, through a temporary file in the
+// target's own directory.
+TEST_F(Traces, AWriteThroughASymlinkReplacesItsTargetAtomically) {
+  fs::create_directory(dir / "elsewhere");
+  write_bytes(dir / "elsewhere" / "target.json", "old content");
+  fs::create_symlink(fs::path("elsewhere") / "target.json", dir / "link.json");
+  write_trace(dir / "link.json", sample_trace());
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+  EXPECT_EQ(load_trace(dir / "elsewhere" / "target.json"), sample_trace());
+  EXPECT_FALSE(fs::exists(dir / "link.json.tmp"));
+  EXPECT_FALSE(fs::exists(dir / "elsewhere" / "target.json.tmp"));
+}
+
+// A write that fails (here: its temporary file cannot be made) leaves the link's target as
+// it was: it used to be opened with O_TRUNC and written in place, so a full disk cut it short.
+TEST_F(Traces, AFailedWriteThroughASymlinkLeavesTheTargetWhole) {
+  fs::create_directory(dir / "elsewhere");
+  write_bytes(dir / "elsewhere" / "target.json", "old content");
+  fs::create_directory(dir / "elsewhere" / "target.json.tmp");
+  fs::create_symlink(dir / "elsewhere" / "target.json", dir / "link.json");
+  EXPECT_THROW(write_trace(dir / "link.json", sample_trace()), trace_error);
+  EXPECT_EQ(read_bytes(dir / "elsewhere" / "target.json"), "old content");
+  EXPECT_TRUE(fs::is_symlink(dir / "link.json"));
+}
+
+// Inside a directory kvsim writes to by names of its own (explore --out), a link is planted:
+// refused in one line, and what it points at is untouched.
+TEST_F(Traces, ALinkWhereLinksAreRefusedIsNeverFollowed) {
+  write_bytes(dir / "victim", "victim");
+  fs::create_symlink(dir / "victim", dir / "t.json");
+  try {
+    write_trace(dir / "t.json", sample_trace(), link_policy::refuse);
+    FAIL() << "no error";
+  } catch (const trace_error& e) {
+    EXPECT_NE(std::string(e.what()).find("symbolic link"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(read_bytes(dir / "victim"), "victim");
+  EXPECT_TRUE(fs::is_symlink(dir / "t.json"));
+}
+
+// A temporary file's name planted as a link is removed, not written through.
+TEST_F(Traces, ALinkPlantedAsTheTemporaryFileIsNotWrittenThrough) {
+  write_bytes(dir / "victim", "victim");
+  fs::create_symlink(dir / "victim", dir / "t.json.tmp");
+  write_trace(dir / "t.json", sample_trace(), link_policy::refuse);
+  EXPECT_EQ(read_bytes(dir / "victim"), "victim");
+  EXPECT_EQ(load_trace(dir / "t.json"), sample_trace());
 }
 
 }  // namespace

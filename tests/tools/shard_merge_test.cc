@@ -180,7 +180,7 @@ TEST_F(ShardMergeRefuses, MismatchedRows) {
 }
 TEST_F(ShardMergeRefuses, NotJson) { expect_refused({"s0.json", "garbage.json"}, "not JSON"); }
 TEST_F(ShardMergeRefuses, NoSuchFile) {
-  expect_refused({"s0.json", "missing.json"}, "cannot read");
+  expect_refused({"s0.json", "missing.json"}, "no such merge input file");
 }
 TEST_F(ShardMergeRefuses, NoRows) { expect_refused({"empty.json"}, "no rows"); }
 TEST_F(ShardMergeRefuses, DporRowsDoNotShard) { expect_refused({"dpor.json"}, "does not shard"); }

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <thread>
 
+#include "sim/one_line.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/explore_report.h"
@@ -74,7 +75,9 @@ constexpr const char* explore_help =
     "  stops the search after the runs in progress and still writes the table, JSON and\n"
     "  JUnit of what ran, marked interrupted.\n"
     "  exit: 0 every expectation held, 1 one did not, 2 bad input; interrupted: 130\n"
-    "  (SIGINT) or 143 (SIGTERM), or 1 when what ran already broke an expectation\n";
+    "  (SIGINT) or 143 (SIGTERM), or 1 when what ran already broke an expectation;\n"
+    "  4 a search worker died (killed, crashed): a line names it, and the table, JSON\n"
+    "  and JUnit of what ran are written\n";
 
 double parse_budget(const std::string& text) {
   std::size_t digits = 0;
@@ -144,7 +147,8 @@ std::optional<scenarios::expectation_spec> expectation_for(const scenarios::scen
   return std::nullopt;
 }
 
-// Runs the searches of `rows` (all of them, unless interrupted: the rows that ran say so).
+// Runs the searches of `rows` (all of them, unless interrupted or a worker died: the rows
+// that ran say so).
 // With a budget, the searches that expect a bug run first, each with an even share of the
 // whole (they stop at their first finding, leaving the rest of their share); the clean
 // searches then share what is left evenly, a search that ends early (dfs or dpor exhausted)
@@ -160,7 +164,8 @@ void run_rows(std::vector<explore_row>& rows, std::optional<double> budget_secon
   }
   progress_line progress;
   double spent = 0;
-  for (std::size_t k = 0; k < order.size() && interrupt_signal() == 0; ++k) {
+  bool worker_died = false;
+  for (std::size_t k = 0; k < order.size() && interrupt_signal() == 0 && !worker_died; ++k) {
     explore_row& row = rows[order[k]];
     search_request& request = row.request;
     if (budget_seconds) {
@@ -172,12 +177,16 @@ void run_rows(std::vector<explore_row>& rows, std::optional<double> budget_secon
       progress.show(request, so_far, request.budget_seconds);
     });
     row.ran = true;
+    worker_died = row.result.worker_died.has_value();
     progress.done();
     spent += row.result.seconds;
   }
 }
 
 }  // namespace
+
+// A search worker died: its own code, neither a verdict (0, 1) nor bad input (2).
+constexpr int worker_died_exit_code = 4;
 
 int cmd_explore(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"},
@@ -303,15 +312,25 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     broken += row.expected == expectation::clean && row.result.findings > 0 ? 1 : 0;
   }
   const int signal = interrupt_signal();
-  table << (signal != 0 ? "interrupted after " + std::to_string(shown.size()) + " of " +
-                              std::to_string(rows.size()) + " searches; "
-                        : std::string())
+  const auto died = std::find_if(shown.begin(), shown.end(),
+                                 [](const explore_row& r) { return r.result.worker_died.has_value(); });
+  const std::string ran_of = std::to_string(shown.size()) + " of " + std::to_string(rows.size());
+  table << (signal != 0                ? "interrupted after " + ran_of + " searches; "
+            : died != shown.end()      ? "a search worker died after " + ran_of + " searches; "
+                                       : std::string())
         << (unmet == 0 ? "every expectation held" : std::to_string(unmet) + " expectation(s) not met")
         << " (" << shown.size() << " searches, strategy " << strategy.text() << ", jobs " << jobs
         << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
         << ")\n";
   if (reports.json) write_output(*reports.json, rows_json(shown).dump(2) + "\n");
   if (reports.junit) write_output(*reports.junit, junit_xml(shown, shard));
+  if (died != shown.end()) {
+    // After the reports: what finished is written whatever became of the worker.
+    std::cerr << sim::error_line("kvsim explore: " + *died->result.worker_died +
+                                 "; the report holds what ran until then")
+              << "\n";
+    return worker_died_exit_code;
+  }
   if (signal != 0) return broken > 0 ? 1 : interrupted_exit_code(signal);
   return unmet == 0 ? 0 : 1;
 }

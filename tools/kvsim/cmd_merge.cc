@@ -2,13 +2,12 @@
 // `kvsim explore --shard I/N`, combined into the table, JSON and JUnit of the unsharded search
 // (tools/kvsim/shard_merge.h says how).
 #include <algorithm>
-#include <cerrno>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
-#include <system_error>
 
+#include "sim/capped_read.h"
+#include "sim/one_line.h"
+#include "sim/unique_keys.h"
+#include "sim/untrusted_json.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/explore_rows_json.h"
@@ -38,30 +37,28 @@ constexpr const char* merge_help =
     "  merged rows say interrupted: what ran is merged, but an incomplete search is no\n"
     "  verdict); 2 bad input\n";
 
-// A library's message on one line: nothing it quotes from a file may break the line.
-std::string one_line(std::string text) {
-  std::replace_if(
-      text.begin(), text.end(), [](char c) { return c == '\n' || c == '\r'; }, ' ');
-  return text;
-}
-
+// One shard's file: read within the merge input's cap (sim/input_caps.h), its nesting checked
+// before the parser recurses, a key given twice refused; every value named in an error echoed.
 shard_rows read_shard(const std::string& path) {
-  std::error_code error;
-  if (std::filesystem::is_directory(path, error)) {
-    throw input_error(path + ": is a directory, not an explore --json file");
+  const std::string file = sim::echoed(path);
+  std::string text;
+  try {
+    text = sim::read_capped(path, sim::merge_input);
+  } catch (const sim::capped_read_error& e) {
+    throw input_error(file + ": " + e.what());
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
-    throw input_error(path + ": cannot read (" + std::generic_category().message(errno) + ")");
-  std::ostringstream text;
-  text << in.rdbuf();
+  if (const auto excess = sim::json_nesting_exceeds(text)) {
+    throw input_error(file + ": not an explore --json file (" + sim::describe(*excess) + ")");
+  }
   nlohmann::json rows;
   try {
-    rows = nlohmann::json::parse(text.str());
+    rows = sim::parse_with_unique_keys(text);
+  } catch (const sim::duplicate_json_key& e) {
+    throw input_error(file + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw input_error(path + ": not JSON (" + one_line(e.what()) + ")");
+    throw input_error(file + ": not JSON (" + sim::json_error_detail(e.what()) + ")");
   }
-  return {path, rows_from_json(rows, path)};
+  return {file, rows_from_json(rows, file)};
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // kvsim replay FILE [--strict | --lenient] [--json]: runs a trace's decisions again and says
 // whether the run came out as recorded.
+#include "sim/one_line.h"
 #include "sim/random_walk.h"
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
@@ -48,7 +49,8 @@ int cmd_replay(const arguments& args, std::ostream& out) {
       flags.has("--variant") ? std::optional(parse_variant(*flags.value("--variant")))
                              : std::nullopt;
   const loaded_trace loaded = load_trace_file(flags.positionals().front());
-  if (trace_origin(flags.positionals().front()) == "real") {
+  // The loader read "origin" with the rest: the file is read once, within its cap.
+  if (loaded.trace.origin == "real") {
     return replay_real_recording({flags.positionals().front(), loaded, lenient, flags.has("--json"),
                                   core_variant, flags.value("--trace")},
                                  out);
@@ -77,20 +79,24 @@ int cmd_replay(const arguments& args, std::ostream& out) {
     out << j.dump() << "\n";
     return matched ? 0 : 1;
   }
-  out << (lenient ? "lenient" : "strict") << " replay of " << loaded.spec.name << " ["
-      << loaded.trace.variant << (core_variant ? " run as " + core_variant->name() : std::string())
-      << ", " << loaded.trace.strategy << ", seed " << loaded.trace.seed
+  // Every value from the trace is echoed (escaped, cut short): a trace's text cannot add a
+  // line of its own, such as a false "came out as recorded".
+  out << (lenient ? "lenient" : "strict") << " replay of " << sim::echoed(loaded.spec.name) << " ["
+      << sim::echoed(loaded.trace.variant)
+      << (core_variant ? " run as " + core_variant->name() : std::string()) << ", "
+      << sim::echoed(loaded.trace.strategy) << ", seed " << loaded.trace.seed
       << "]: " << chooser.replayed() << " of " << loaded.trace.decisions.size()
       << " recorded decisions replayed, " << report.outcome.steps << " steps\n";
   if (report.diverged) {
     out << "diverged at decision " << report.diverged->decision_index << ": recorded "
-        << report.diverged->expected << ", the run asked for " << report.diverged->actual << "\n";
+        << sim::echoed(report.diverged->expected) << ", the run asked for "
+        << sim::echoed(report.diverged->actual) << "\n";
   }
   out << "recorded: "
-      << (loaded.trace.found ? loaded.trace.found->message
+      << (loaded.trace.found ? sim::echoed(loaded.trace.found->message, sim::message_chars_max)
                              : std::string("no finding"))
       << "\nreplayed: "
-      << (report.found ? report.found->message
+      << (report.found ? sim::echoed(report.found->message, sim::message_chars_max)
                        : std::string("no finding"))
       << "\n"
       << (matched ? "the run came out as recorded" : "the run did NOT come out as recorded") << "\n";

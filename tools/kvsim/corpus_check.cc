@@ -7,6 +7,7 @@
 #include <sstream>
 #include <system_error>
 
+#include "sim/one_line.h"
 #include "sim/random_walk.h"
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
@@ -144,20 +145,24 @@ corpus_verdict check_trace(const corpus_trace& trace, const core::variant& core_
   return v;
 }
 
+// The table's cells come from the traces and their file names: echoed (escaped, cut short),
+// so that a trace's text cannot add a line of its own to the report.
 std::string corpus_table(const std::vector<corpus_verdict>& verdicts) {
   std::size_t file_width = 5;
   for (const corpus_verdict& v : verdicts) {
-    file_width = std::max(file_width, v.file.filename().string().size());
+    file_width = std::max(file_width, sim::echoed(v.file.filename().string()).size());
   }
   std::ostringstream out;
   out << padded("trace", file_width + 2) << padded("recorded", 14) << padded("replay", 20)
       << padded("verdict", 12) << "prefix fit\n";
   for (const corpus_verdict& v : verdicts) {
-    out << padded(v.file.filename().string(), file_width + 2) << padded(recorded_text(v), 14)
+    out << padded(sim::echoed(v.file.filename().string()), file_width + 2)
+        << padded(sim::echoed(recorded_text(v)), 14)
         << padded(replay_text(v), 20) << padded(v.held ? "held" : "REGRESSION", 12) << fit_text(v)
         << "\n";
     if (!v.held) {
-      out << "    " << v.why << "\n    reproduce: " << v.reproduce() << "\n";
+      out << "    " << sim::echoed(v.why, sim::message_chars_max)
+          << "\n    reproduce: " << sim::echoed(v.reproduce(), sim::message_chars_max) << "\n";
     }
   }
   return out.str();
@@ -168,7 +173,7 @@ std::string corpus_summary(const fs::path& dir, const core::variant& core_varian
   const auto held = static_cast<std::size_t>(
       std::count_if(verdicts.begin(), verdicts.end(), [](const auto& v) { return v.held; }));
   const std::size_t regressions = verdicts.size() - held;
-  return "corpus " + dir.string() + " on " + core_variant.name() + ": " +
+  return "corpus " + sim::echoed(dir.string()) + " on " + core_variant.name() + ": " +
          std::to_string(verdicts.size()) + " traces, " + std::to_string(held) + " held, " +
          std::to_string(regressions) + (regressions == 1 ? " regression" : " regressions");
 }

@@ -1,6 +1,7 @@
 #include "tools/kvsim/explore_rows_json.h"
 
 #include "scenarios/scenario_generator.h"
+#include "sim/one_line.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/seed_plan.h"
 
@@ -128,7 +129,7 @@ explore_row row_from_json(const json& j, const std::string& where) {
   row.ran = true;
   search_request& q = row.request;
   q.spec.name = text_field(j, "scenario", where);
-  const std::string at = where + " (" + q.spec.name + ")";
+  const std::string at = where + " (" + sim::echoed(q.spec.name) + ")";
   q.generate = q.spec.name == scenarios::generated_scenario_name;
   q.variant_label = text_field(j, "variant", at);
   try {
@@ -176,7 +177,7 @@ explore_row row_from_json(const json& j, const std::string& where) {
     if (!probes.is_object()) refuse(at, "probes", "must be an object {name: hits} or null");
     for (const auto& [name, hits] : probes.items()) {
       const auto probe = scenarios::probe_from_string(name);
-      if (!probe) refuse(at, "probes", "names an unknown probe '" + name + "'");
+      if (!probe) refuse(at, "probes", "names an unknown probe '" + sim::echoed(name) + "'");
       if (!hits.is_number_unsigned()) refuse(at, "probes", "must count hits with integers");
       r.probes[static_cast<std::size_t>(*probe)] = hits.get<std::uint64_t>();
     }
@@ -201,7 +202,7 @@ explore_row row_from_json(const json& j, const std::string& where) {
   const json again = rows_json({row}).at(0);
   if (again != j) {
     throw input_error(
-        at + ": \"" + first_difference(j, again) +
+        at + ": \"" + sim::echoed(first_difference(j, again)) +
         "\" does not read back as written (not a row of this kvsim's explore --json)");
   }
   return row;

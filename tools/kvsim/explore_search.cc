@@ -14,6 +14,8 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <new>
+#include <optional>
 #include <sstream>
 
 #include "sim/dfs.h"
@@ -37,7 +39,8 @@ double seconds_since(steady::time_point start) {
 }
 
 // A trace written with the signals that would end the process held back, so it is complete
-// under its final name or absent (sim::write_trace is itself atomic: temp file + rename).
+// under its final name or absent (sim::write_trace is itself atomic: temp file + rename). It
+// goes into --out DIR under a name kvsim chose: a link found there is refused, never followed.
 void write_trace_whole(const std::filesystem::path& path, const sim::trace& t) {
   sigset_t held;
   sigset_t previous;
@@ -45,7 +48,7 @@ void write_trace_whole(const std::filesystem::path& path, const sim::trace& t) {
   for (int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE}) sigaddset(&held, s);
   sigprocmask(SIG_BLOCK, &held, &previous);
   try {
-    sim::write_trace(path, t);
+    sim::write_trace(path, t, sim::link_policy::refuse);
   } catch (const sim::trace_error& e) {
     // A full disk or a vanished directory: the command's one error line (exit 2).
     sigprocmask(SIG_SETMASK, &previous, nullptr);
@@ -176,6 +179,30 @@ struct shared_cutoff {
 static_assert(std::atomic<std::uint64_t>::is_always_lock_free,
               "the cutoff is shared between processes: it must not hide a lock");
 
+// Waits for a worker that has closed its pipe; its wait status.
+int reap(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) return 0;  // already reaped: nothing to tell
+  }
+  return status;
+}
+
+// How a worker ended, when it did not end well: "was killed by signal 9 (Killed)", "exited
+// with status 3". A worker that ends well exits 0 (its own errors come as an error line).
+std::optional<std::string> death_of(int status) {
+  if (WIFSIGNALED(status)) {
+    const int signal = WTERMSIG(status);
+    const char* name = ::strsignal(signal);
+    return "was killed by signal " + std::to_string(signal) + " (" +
+           (name != nullptr ? name : "unknown") + ")";
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+    return "exited with status " + std::to_string(WEXITSTATUS(status));
+  }
+  return std::nullopt;
+}
+
 // A line a worker sends instead of a run when it fails: the parent reports it as the one
 // error line of the command.
 constexpr const char* worker_error_tag = "error\t";
@@ -214,6 +241,8 @@ constexpr const char* worker_error_tag = "error\t";
           }
         },
         [&] { return cutoff.last_useful_seed.load(); });
+  } catch (const std::bad_alloc&) {
+    batch += std::string(worker_error_tag) + "out of memory\n";
   } catch (const std::exception& e) {
     std::string message = e.what();
     std::replace(message.begin(), message.end(), '\n', ' ');
@@ -240,6 +269,7 @@ search_result search_in_workers(const search_request& request, const progress_fn
     ~unmap() { ::munmap(mapping, sizeof(shared_cutoff)); }
   } unmap_at_exit{mapping};
   std::vector<worker> workers;
+  std::vector<pid_t> pid_of;  // by job, for the line naming a worker that died
   std::cout.flush();
   std::cerr.flush();
   for (std::uint64_t job = 0; job < request.jobs; ++job) {
@@ -254,15 +284,17 @@ search_result search_in_workers(const search_request& request, const progress_fn
     }
     ::close(fds[1]);
     workers.push_back({pid, fds[0], {}});
+    pid_of.push_back(pid);
   }
   search_tally tally(request, request.jobs, start);
   std::optional<std::string> worker_error;
+  std::optional<std::string> worker_died;
   auto last_progress = start;
   std::size_t open = workers.size();
   while (open > 0) {
     // An interrupt reaches the workers too when it came from the terminal; when it was sent
     // to this process alone, the cutoff tells them.
-    if (interrupt_signal() != 0 || worker_error) cutoff->last_useful_seed.store(0);
+    if (interrupt_signal() != 0 || worker_error || worker_died) cutoff->last_useful_seed.store(0);
     std::vector<pollfd> polls;
     std::vector<std::size_t> which;
     for (std::size_t i = 0; i < workers.size(); ++i) {
@@ -284,6 +316,15 @@ search_result search_in_workers(const search_request& request, const progress_fn
         w.fd = -1;
         --open;
         tally.job_finished(job);
+        // Its pipe is closed: the worker has ended or is ending. Reaped now, so that one that
+        // died stops the others at once instead of after their whole share of the seeds.
+        const int status = reap(w.pid);
+        w.pid = -1;
+        if (const auto death = death_of(status); death && !worker_died && interrupt_signal() == 0) {
+          worker_died = "search worker " + std::to_string(job) + " of " + request.spec.name + " [" +
+                        request.variant_label + "] (pid " + std::to_string(pid_of[job]) + ") " +
+                        *death;
+        }
         continue;
       }
       w.pending.append(buffer, static_cast<std::size_t>(got));
@@ -303,19 +344,13 @@ search_result search_in_workers(const search_request& request, const progress_fn
       progress(tally.so_far(seconds_since(start)));
     }
   }
-  bool crashed = false;
-  for (const worker& w : workers) {
-    int status = 0;
-    while (::waitpid(w.pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) crashed = true;
-  }
-  // One line, whatever --jobs: the first worker's own error (a full disk, say), else that a
-  // worker died without one.
+  // One line, whatever --jobs: the first worker's own error (a full disk, say) is bad input.
   if (worker_error) throw input_error(*worker_error);
-  if (crashed && interrupt_signal() == 0) throw input_error("a search worker died (signal or crash)");
+  // A worker that died is no input error: what the others ran is reported, marked as cut
+  // short, and the command says which worker died and how (exit 4).
   search_result result = tally.finish(seconds_since(start));
-  result.interrupted = interrupt_signal() != 0;
+  result.interrupted = interrupt_signal() != 0 || worker_died.has_value();
+  result.worker_died = worker_died;
   return result;
 }
 

@@ -73,6 +73,10 @@ struct search_result {
   bool finding_seeds_truncated = false;
   // Ctrl-C or SIGTERM ended the search before its budget: it reports what ran.
   bool interrupted = false;
+  // A worker process died (a signal, or an exit without its error line), so the search
+  // stopped, `interrupted` too: the line that says which worker and how. kvsim explore
+  // exits 4 after writing its reports.
+  std::optional<std::string> worker_died;
   // dfs and dpor only
   std::optional<bool> exhausted;
   std::uint64_t pruned = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/one_line.h"
 #include "tools/kvsim/allocator_tuning.h"
 #include "tools/kvsim/build_info.h"
 #include "tools/kvsim/catalogue_location.h"
@@ -38,7 +39,7 @@ constexpr const char* usage =
     "  real      a scripted scenario on the GPU backend\n"
     "  --help    this text;  --version  the version\n"
     "exit codes: 0 expectations held / no finding, 1 finding or unmet expectation,\n"
-    "            2 usage or input error (one line on stderr)\n";
+    "            2 usage or input error (one line on stderr), 4 explore: a worker died\n";
 
 using command = std::function<int(const kvsim::tools::arguments&, std::ostream&)>;
 
@@ -89,23 +90,29 @@ int main(int argc, char** argv) {
   }
   const auto it = commands.find(name);
   if (it == commands.end()) {
-    std::cerr << "kvsim: unknown command '" << name << "' (try 'kvsim --help')\n";
+    std::cerr << "kvsim: unknown command '" << kvsim::sim::echoed(name) << "' (try 'kvsim --help')\n";
     return 2;
   }
-  const kvsim::tools::arguments args(argv + 2, argv + argc);
+  // Every error line goes through sim::error_line: whatever text a path, a name or a file
+  // put into it, it stays one line of bounded length, with no terminal escapes.
+  const auto error = [&name](const std::string& line) {
+    std::cerr << kvsim::sim::error_line("kvsim " + name + ": " + line) << "\n";
+  };
   try {
+    const kvsim::tools::arguments args(argv + 2, argv + argc);
     return it->second(args, std::cout);
   } catch (const kvsim::tools::usage_error& e) {
-    std::cerr << "kvsim " << name << ": " << e.what() << " (try 'kvsim " << name << " --help')\n";
+    error(e.what() + std::string(" (try 'kvsim ") + name + " --help')");
   } catch (const kvsim::tools::input_error& e) {
-    std::cerr << "kvsim " << name << ": " << e.what() << "\n";
+    error(e.what());
   } catch (const std::bad_alloc&) {
-    // Inputs are capped far below this (scenarios/SCHEMA.md); the machine itself is short.
+    // Inputs are capped far below this (sim/input_caps.h, scenarios/SCHEMA.md); the machine
+    // itself is short (a ulimit, a cgroup). The world hands an actor's bad_alloc back here.
     std::cerr << "kvsim " << name << ": out of memory\n";
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "kvsim " << name << ": file system error: " << e.what() << "\n";
+    error(std::string("file system error: ") + e.what());
   } catch (const std::exception& e) {
-    std::cerr << "kvsim " << name << ": internal error: " << e.what() << "\n";
+    error(std::string("internal error: ") + e.what());
   }
   return 2;
 }

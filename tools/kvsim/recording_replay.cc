@@ -190,17 +190,6 @@ class steering {
 
 }  // namespace
 
-std::string trace_origin(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  // load_trace_file read this file whole a moment ago, so it parses; a file changed since is
-  // refused below like any other bad origin.
-  const nlohmann::json document = nlohmann::json::parse(in, nullptr, false);
-  if (!document.is_object() || !document.contains("origin")) return "simulator";
-  const nlohmann::json& origin = document.at("origin");
-  if (origin == "real" || origin == "simulator") return origin.get<std::string>();
-  throw input_error(path.string() + ": field 'origin' must be \"real\" or \"simulator\"");
-}
-
 bool same_invariant(const std::optional<sim::finding>& recorded,
                     const std::optional<sim::finding>& replayed) {
   if (recorded.has_value() != replayed.has_value()) return false;

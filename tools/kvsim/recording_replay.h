@@ -24,11 +24,6 @@
 
 namespace kvsim::tools {
 
-// The trace's "origin" field: "real" for a recording from real hardware, "simulator" when
-// absent (every trace kvsim writes). input_error (one line) if the field is there but is not
-// one of those two.
-std::string trace_origin(const std::filesystem::path& path);
-
 struct recording_replay {
   run_report report;    // the steered run (everything kept, trace included)
   order_fit fit;        // how it follows the recording

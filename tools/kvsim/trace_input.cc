@@ -2,6 +2,7 @@
 
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
+#include "sim/one_line.h"
 #include "sim/replay.h"
 #include "tools/kvsim/cli_args.h"
 
@@ -24,13 +25,15 @@ loaded_trace load_trace_file(const std::filesystem::path& path) {
     throw input_error(e.what());
   }
   try {
-    loaded.spec = scenarios::parse_scenario(loaded.trace.scenario, path.string() + ": scenario");
+    loaded.spec =
+        scenarios::parse_scenario(loaded.trace.scenario, sim::echoed(path.string()) + ": scenario");
   } catch (const scenarios::catalogue_error& e) {
     throw input_error(e.what());
   }
   const auto v = scenarios::variant_from_name(loaded.trace.variant);
   if (!v) {
-    throw input_error(path.string() + ": unknown core variant '" + loaded.trace.variant + "'");
+    throw input_error(sim::echoed(path.string()) + ": unknown core variant '" +
+                      sim::echoed(loaded.trace.variant) + "'");
   }
   loaded.variant = *v;
   return loaded;
