@@ -17,6 +17,12 @@ namespace kvsim::sim {
 
 class ready_set {
  public:
+  // Room for `id`, so that inserting it cannot allocate (or throw): the world takes this
+  // room before it changes an actor's state, never halfway through a change.
+  void make_room_for(actor_id id) {
+    const std::size_t word = id / 64;
+    if (word >= words_.size()) words_.resize(word + 1, 0);
+  }
   void insert(actor_id id) {
     const std::size_t word = id / 64;
     if (word >= words_.size()) words_.resize(word + 1, 0);

@@ -61,29 +61,76 @@ actor_id world::spawn(actor_name name, std::function<void()> body) {
   return spawn(std::move(name), std::move(body), home);
 }
 
+namespace {
+
+// Room for one more element, grown as push_back would grow it, so that the push_back after
+// it cannot allocate (or throw).
+template <class T>
+void make_room_for_one(std::vector<T>& v) {
+  if (v.size() == v.capacity()) v.reserve(std::max<std::size_t>(16, v.capacity() * 2));
+}
+
+}  // namespace
+
 actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t home) {
-  const auto id = static_cast<actor_id>(actors_.size());
-  names_.push_back(name);
-  actor_record record;
-  record.name = std::move(name);
-  record.body = std::move(body);
-  record.thread = name_token(to_string(record.name)) | 1;  // odd: never a delivery's identity
-  if (config_.record_steps) {
-    // The search names threads by their names: two actors of one name would be one thread.
-    for (const auto& other : actors_) {
-      KVSIM_SIM_ASSERT(other->thread != record.thread, "two actors share a name in a searched world");
+  // Everything that can run out of memory comes first, before the world changes: the
+  // record, the lists' room, and during a run the new fiber's stack and its place in the
+  // ready set. A spawn that fails leaves no half-made actor behind (teardown would resume
+  // an actor without a fiber), and one that got this far cannot fail.
+  try {
+    const auto id = static_cast<actor_id>(actors_.size());
+    auto record = std::make_unique<actor_record>();
+    record->name = name;
+    record->body = std::move(body);
+    record->thread = name_token(to_string(record->name)) | 1;  // odd: never a delivery's identity
+    if (config_.record_steps) {
+      // The search names threads by their names: two actors of one name would be one thread.
+      for (const auto& other : actors_) {
+        KVSIM_SIM_ASSERT(other->thread != record->thread,
+                         "two actors share a name in a searched world");
+      }
     }
+    record->created_at = running_ ? steps_ : 0;
+    record->home = home;
+    make_room_for_one(names_);
+    make_room_for_one(actors_);
+    if (running_) {
+      // The stack is mapped here, in the spawner's frames, where a failure is a plain
+      // exception; Boost's fiber constructor then takes it from the pool's kept stacks,
+      // which cannot fail (a failure in there left the fiber half made).
+      stacks_.reserve(1);
+      ready_.make_room_for(id);
+    }
+    names_.push_back(std::move(name));
+    actors_.push_back(std::move(record));
+    if (running_) {
+      try {
+        launch(id);
+      } catch (...) {
+        // Not expected (the stack is reserved), but a fiber that failed before it existed
+        // (the stack is the first thing Boost takes) leaves no actor behind either.
+        spawning_ = no_actor;
+        KVSIM_SIM_ASSERT(actors_[id]->context == nullptr,
+                         "a fiber failed after it was handed to the world");
+        actors_.pop_back();
+        names_.pop_back();
+        throw;
+      }
+    }
+    return id;
+  } catch (const std::bad_alloc&) {
+    // During a run the spawner's frames unwind with this (an actor's bad_alloc ends the run;
+    // run_actor); a spawn before run() fails in the caller's context.
+    if (running_) note_out_of_memory();
+    throw;
   }
-  record.created_at = running_ ? steps_ : 0;
-  record.home = home;
-  actors_.push_back(std::make_unique<actor_record>(std::move(record)));
-  if (running_) launch(id);
-  return id;
 }
 
 void world::launch(actor_id id) {
   spawning_ = id;
   // Launch policy "post": the new fiber is handed to awakened() at once and runs when chosen.
+  // Its stack comes from the pool's kept ones (run() and spawn() reserve them), and Boost
+  // places the fiber's control block on that stack: nothing here allocates.
   boost::fibers::fiber fiber(std::allocator_arg, fiber_stack_ref(stacks_),
                             [this, id] { run_actor(id); });
   fiber.detach();
@@ -110,12 +157,14 @@ void world::run_actor(actor_id id) {
       // The machine is out of memory, which says nothing about the core: no finding. The run
       // stops, and run() throws std::bad_alloc again in the caller's context once every
       // fiber has unwound (an exception must not leave a fiber: that would terminate).
-      out_of_memory_ = true;
-      stopping_ = true;
+      note_out_of_memory();
     } catch (const std::exception& e) {
-      stop_with(finding{"crash", "actor " + to_string(actors_[id]->name) + " threw: " + e.what(),
-                        {},
-                        {}});
+      try {
+        stop_with(finding{
+            "crash", "actor " + to_string(actors_[id]->name) + " threw: " + e.what(), {}, {}});
+      } catch (const std::bad_alloc&) {
+        note_out_of_memory();  // no room for the finding's text
+      }
     }
     // The landing pads that ran while the exception unwound the body mark the ends of their
     // variables' scopes in ASan's shadow, after the throw site unpoisoned the stack; frames
@@ -124,9 +173,20 @@ void world::run_actor(actor_id id) {
     // them again or its next calls land on stale stack-use-after-scope marks.
     if (unwound) unpoison_stack_region(actors_[id]->stack_bottom, actors_[id]->stack_bytes);
   }
-  set_state(id, actor_state::finished);
+  set_state(id, actor_state::finished);  // allocates nothing
   current_ = id;
-  emit(actor_finished{cancelled});
+  // The log may have to grow for this event: short of memory, the event is lost and the run
+  // ends as out of memory, rather than an exception leaving the fiber (std::terminate).
+  try {
+    emit(actor_finished{cancelled});
+  } catch (const std::bad_alloc&) {
+    note_out_of_memory();
+  }
+}
+
+void world::note_out_of_memory() noexcept {
+  out_of_memory_ = true;
+  stopping_ = true;
 }
 
 run_outcome world::run() {
@@ -137,6 +197,9 @@ run_outcome world::run() {
   // with nothing to unwind; a stack that failed inside launch() would leave the world half
   // started, its fibers pointing into a world being destroyed.
   stacks_.reserve(actors_.size());
+  // And the ready set's room for them: launching makes each ready (in Boost's noexcept
+  // fiber start), which must not allocate.
+  if (!actors_.empty()) ready_.make_room_for(static_cast<actor_id>(actors_.size() - 1));
   // A bigger world logs more: about 22 events per actor in page42 on 2, 8 and 32 decode
   // ranks (174 for 8 actors, 2,186 for 98). Room for that up front spares a many-rank run
   // the log's regrowth, which moved every event several times over.
@@ -150,7 +213,7 @@ run_outcome world::run() {
   // The first decision is taken here: when it already ends the run (no actor at all, or a
   // strict replay that does not fit its first decision), main must not suspend, since
   // Boost.Context cannot switch from a context to itself.
-  const actor_id first = decide_next();
+  const actor_id first = decide_next_or_stop();
   if (first != main_target) {
     handoff_ = first;
     main_context_->suspend();
@@ -375,6 +438,10 @@ bool world::advance_time() {
 void world::set_state(actor_id id, actor_state next) {
   actor_record& actor = *actors_[id];
   const actor_state previous = actor.state;
+  // The room an insert below needs, before anything changes: short of memory, this throws
+  // with the actor, the ready set and the timers still in agreement.
+  if (next == actor_state::ready) ready_.make_room_for(id);
+  if (next == actor_state::blocked && actor.wake_at_us) make_room_for_one(timers_);
   if (previous == actor_state::ready) {
     ready_.erase(id);
   } else if (previous == actor_state::blocked) {
@@ -545,17 +612,38 @@ boost::fibers::context* world::pick_next() {
   handoff_ = no_handoff;
   if (next == no_handoff) {
     if (!running_) return pick_during_teardown();
-    next = decide_next();
+    next = decide_next_or_stop();
   }
   return next == main_target ? main_context_ : actors_[next]->context;
 }
 
 void world::switch_away() {
   const actor_id self = current_;
-  const actor_id next = decide_next();
+  const actor_id next = decide_next_or_stop();
   if (next == self) return;  // chosen again: keep running, no context switch
   handoff_ = next;
   boost::fibers::context::active()->suspend();
+}
+
+actor_id world::decide_next_or_stop() {
+  try {
+    return decide_next();
+  } catch (const std::bad_alloc&) {
+    // Whatever the decision had half done (a delivery, a finding's text, the log) is moot:
+    // the run is over, and teardown needs only the actors' records, which every state change
+    // keeps whole (set_state takes its room before it changes anything).
+    note_out_of_memory();
+    // The frames the exception unwound may leave stale scope marks in ASan's shadow of an
+    // actor's stack (fiber_stacks.h), below the frames that go on from here: clear them, as
+    // run_actor does after an unwound body. Main's stack is ASan's to clean.
+    const boost::fibers::context* const here = boost::fibers::context::active();
+    if (here != main_context_) {
+      for (const auto& actor : actors_) {
+        if (actor->context == here) unpoison_stack_region(actor->stack_bottom, actor->stack_bytes);
+      }
+    }
+    return finish_running();
+  }
 }
 
 actor_id world::decide_next() {

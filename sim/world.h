@@ -73,6 +73,9 @@ class world {
   world& operator=(const world&) = delete;
 
   // Before run() or from a running actor (a transfer executor is spawned by its engine).
+  // Short of memory for the new actor (its record, its fiber stack), this throws
+  // std::bad_alloc and leaves the world as it was; during a run it also stops the run, so
+  // that run() throws std::bad_alloc once every fiber has unwound.
   actor_id spawn(actor_name name, std::function<void()> body);
   // An actor whose steps change only `home` and what they declare (sim/step_log.h), not its
   // rank: a device's worker (a transfer executor, a storage I/O actor); with no_home, only
@@ -212,6 +215,12 @@ class world {
   boost::fibers::context* pick_next();
   // The scheduling decision loop: deliveries, time, checkers, deadlock; returns who runs.
   actor_id decide_next();
+  // decide_next(), short of memory: the run stops as out of memory and control goes back to
+  // run(), wherever the decision was taken (in Boost's pick_next, which is noexcept, or on
+  // an actor's fiber, whose frames must not see the scheduler's failure).
+  actor_id decide_next_or_stop();
+  // An allocation failed: the run stops, and run() throws std::bad_alloc at its end.
+  void note_out_of_memory() noexcept;
   // Decides who runs next and switches to it, unless it is the current actor again.
   void switch_away();
   void awakened(boost::fibers::context* context);

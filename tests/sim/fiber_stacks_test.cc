@@ -184,5 +184,90 @@ TEST(FiberStacks, AWorldShortOfMemoryThrowsBadAllocInsteadOfDying) {
 #endif
 }
 
+// The address space in use now and `headroom` more, as this process's limit (a ulimit -v).
+bool limit_address_space_to_headroom(rlim_t headroom) {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  const rlim_t limit = pages * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + headroom;
+  const rlimit address_space{limit, limit};
+  return ::setrlimit(RLIMIT_AS, &address_space) == 0;
+}
+
+// Short of address space for an actor spawned during the run (as a transfer engine spawns an
+// executor per transfer), run() throws std::bad_alloc once every fiber has unwound, and every
+// stack is back in the pool. It used to die of SIGSEGV: the failed spawn left an actor record
+// without a fiber, which teardown then resumed (Boost switched to a null context).
+TEST(FiberStacks, ASpawnShortOfMemoryDuringTheRunEndsItWithBadAlloc) {
+#if defined(KVSIM_TEST_ASAN)
+  GTEST_SKIP() << "AddressSanitizer's shadow memory needs more address space than a limit leaves";
+#else
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    // 64 MiB more: room for some 250 actors' stacks, far fewer than the spawner asks for.
+    if (!limit_address_space_to_headroom(rlim_t{64} << 20)) std::_Exit(3);
+    int code = 1;
+    fiber_stacks pool;
+    std::uint32_t spawned = 0;
+    try {
+      first_choice chooser;
+      world_config config;
+      config.stack_pool = &pool;
+      world w(chooser, config);
+      w.spawn({0, "spawner", 0}, [&w, &spawned] {
+        for (std::uint32_t i = 0; i < 100'000; ++i) {
+          // Each child starts and sleeps, holding its stack, while the spawner sleeps a
+          // moment: the failure finds started, blocked actors to unwind.
+          w.spawn({1, "child", i}, [&w] { w.wait_virtual(1'000'000'000); });
+          ++spawned;
+          w.wait_virtual(1);
+        }
+      });
+      w.run();
+      code = 4;  // the run ended without running out of memory
+    } catch (const std::bad_alloc&) {
+      code = spawned > 0 && pool.outstanding() == 0 ? 0 : 5;
+    }
+    std::_Exit(code);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_FALSE(WIFSIGNALED(status)) << "died of signal " << WTERMSIG(status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+      << "expected std::bad_alloc from run() with every stack back, exit status "
+      << WEXITSTATUS(status) << " (4: no bad_alloc, 5: stacks still out or nothing spawned)";
+#endif
+}
+
+// Out of memory in the scheduler's own work (here a delivery, which runs inside the decision
+// loop) ends the run as out of memory too, wherever the decision is taken: in Boost's
+// pick_next as an actor returns (noexcept: it used to std::terminate), or in run() itself
+// (the exception left run() with the world still marked running, and its destructor
+// asserted).
+TEST(FiberStacks, OutOfMemoryInTheSchedulerEndsTheRunWithBadAlloc) {
+  fiber_stacks pool;
+  {
+    first_choice chooser;
+    world_config config;
+    config.stack_pool = &pool;
+    world w(chooser, config);
+    // The sleeper is blocked when the delivery runs: teardown unwinds it.
+    w.spawn({0, "sleeper", 0}, [&w] { w.wait_virtual(1'000'000); });
+    w.spawn({0, "poster", 0}, [&w] { w.post(0, [] { throw std::bad_alloc(); }); });
+    EXPECT_THROW(w.run(), std::bad_alloc);
+  }
+  EXPECT_EQ(pool.outstanding(), 0u);
+  {
+    first_choice chooser;
+    world_config config;
+    config.stack_pool = &pool;
+    world w(chooser, config);
+    // No actor: run()'s first decision is the delivery.
+    w.post(0, [] { throw std::bad_alloc(); });
+    EXPECT_THROW(w.run(), std::bad_alloc);
+  }
+}
+
 }  // namespace
 }  // namespace kvsim::sim::fiber_stacks_test

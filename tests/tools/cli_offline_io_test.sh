@@ -74,6 +74,22 @@ PY
   [[ $code -eq 2 ]] || fail "a world short of memory: exit $code, expected 2: $(head -c 300 err.txt)"
   [[ "$(cat err.txt)" == "kvsim run: out of memory" ]] ||
     fail "a world short of memory: expected 'kvsim run: out of memory', got: $(head -c 300 err.txt)"
+  # Limits where the world starts (every actor's stack is reserved) but runs out later, when
+  # a prefill rank spawns a transfer executor (rN.transfer.K) from inside its fiber, or when
+  # the log or a book grows. Measured on x86-64 Release: the start fails below ~550,000 KiB,
+  # a spawn fails from there to ~1,550,000, and the run ends by itself (a livelock finding,
+  # 1.7 s) above ~1,650,000. These died of SIGSEGV in Boost's fiber switch (teardown resumed
+  # the actor whose spawn failed: it had no fiber) or of std::terminate (an exception left a
+  # fiber).
+  for limit in 800000 1200000; do
+    (ulimit -v "$limit" && exec env KVSIM_ALLOCATOR_TUNING=off "$kvsim" run --catalogue wide.json --scenario wide --seed 1) \
+      > out.txt 2> err.txt
+    code=$?
+    [[ $code -eq 2 ]] ||
+      fail "a world out of memory mid-run (ulimit -v $limit): exit $code, expected 2: $(head -c 300 err.txt)"
+    [[ "$(cat err.txt)" == "kvsim run: out of memory" ]] ||
+      fail "a world out of memory mid-run (ulimit -v $limit): expected 'kvsim run: out of memory', got: $(head -c 300 err.txt)"
+  done
 fi
 
 # --- a trace to work with ------------------------------------------------------------------------
