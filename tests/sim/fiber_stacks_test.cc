@@ -148,6 +148,20 @@ TEST(FiberStacksDeathTest, AnOverflowFaultsAtTheGuardPage) {
 #endif
 }
 
+#if !defined(KVSIM_TEST_ASAN)
+// (Not under AddressSanitizer, whose shadow memory needs more address space than a limit
+// leaves: the tests that would call it skip there.)
+// The address space in use now and `headroom` more, as this process's limit (a ulimit -v).
+bool limit_address_space_to_headroom(rlim_t headroom) {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t pages = 0;
+  statm >> pages;
+  const rlim_t limit = pages * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + headroom;
+  const rlimit address_space{limit, limit};
+  return ::setrlimit(RLIMIT_AS, &address_space) == 0;
+}
+#endif
+
 // Short of address space (a ulimit), a world with more actors than their stacks fit in
 // throws std::bad_alloc from run(), in the caller, before any fiber started: it used to start
 // the fibers it could and die of a signal in the switch or of the world's own assertion.
@@ -158,13 +172,8 @@ TEST(FiberStacks, AWorldShortOfMemoryThrowsBadAllocInsteadOfDying) {
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
-    // The address space in use now, and 128 MiB more: 2,000 actors need 500 MiB of stacks.
-    std::ifstream statm("/proc/self/statm");
-    std::uint64_t pages = 0;
-    statm >> pages;
-    const rlim_t limit = pages * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{128} << 20);
-    const rlimit address_space{limit, limit};
-    if (::setrlimit(RLIMIT_AS, &address_space) != 0) std::_Exit(3);
+    // 128 MiB more than in use now: 2,000 actors need 500 MiB of stacks.
+    if (!limit_address_space_to_headroom(rlim_t{128} << 20)) std::_Exit(3);
     int code = 1;
     try {
       first_choice chooser;
@@ -182,16 +191,6 @@ TEST(FiberStacks, AWorldShortOfMemoryThrowsBadAllocInsteadOfDying) {
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
       << "expected std::bad_alloc from run(), exit status " << WEXITSTATUS(status);
 #endif
-}
-
-// The address space in use now and `headroom` more, as this process's limit (a ulimit -v).
-bool limit_address_space_to_headroom(rlim_t headroom) {
-  std::ifstream statm("/proc/self/statm");
-  std::uint64_t pages = 0;
-  statm >> pages;
-  const rlim_t limit = pages * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + headroom;
-  const rlimit address_space{limit, limit};
-  return ::setrlimit(RLIMIT_AS, &address_space) == 0;
 }
 
 // Short of address space for an actor spawned during the run (as a transfer engine spawns an
