@@ -51,9 +51,9 @@ core::cluster_key world_key() {
 }
 
 // Every world of the process shares one cluster key, so each link's key is derived and its
-// HMAC states prepared once per thread (a constant, like the key: nothing of a run reaches it)
-// and each rank's keyring copies the links it holds. Keying HMAC per rank per run was 4% of a
-// page42 search.
+// HMAC states prepared once per thread (a constant, like the key: nothing of a run reaches it).
+// Keying HMAC per rank per run was 4% of a page42 search. The insider (an adversary) looks
+// up any link here; the ranks' own keyrings are built below as the real backend builds them.
 const core::link_macs& world_link(rank_id a, rank_id b) {
   thread_local std::map<std::pair<rank_id, rank_id>, core::link_macs> prepared;
   const std::pair<rank_id, rank_id> link{std::min(a, b), std::max(a, b)};
@@ -64,11 +64,16 @@ const core::link_macs& world_link(rank_id a, rank_id b) {
   return it->second;
 }
 
-// The keys rank `self` holds: its links to every rank in `peers`, and no other.
+// The keys rank `self` holds: its links to every rank in `peers`, and no other. Built by the
+// core's own keyring constructor from the cluster key (as a real rank's start-up builds it),
+// once per thread for each (rank, peers), and copied per run.
 core::link_keyring world_keyring(rank_id self, const std::vector<rank_id>& peers) {
-  core::link_keyring ring(self);
-  for (rank_id peer : peers) ring.add(peer, world_link(self, peer));
-  return ring;
+  thread_local std::map<std::pair<rank_id, std::vector<rank_id>>, core::link_keyring> built;
+  auto it = built.find({self, peers});
+  if (it == built.end()) {
+    it = built.emplace(std::pair{self, peers}, core::link_keyring(self, world_key(), peers)).first;
+  }
+  return it->second;
 }
 
 // Each issuer's epoch: a real rank draws it at random when it starts; the simulated ranks

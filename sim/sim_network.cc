@@ -22,6 +22,7 @@ constexpr std::uint64_t forge_peer_tag = 0xf0e6ed;
 constexpr std::uint64_t forge_tampering_tag = 0xf0e6ee;  // what a re-signing forger changes
 constexpr std::uint32_t forge_copies_max = 3;  // tampered copies per message the attack picks
 constexpr std::uint64_t insider_lie_tag = 0x1a51de;
+constexpr std::uint64_t insider_key_tag = 0x1a51df;
 constexpr std::uint64_t adversary_delay_us = 15;
 // The earlier life's decode epoch differs from every epoch of this one (the world's epochs
 // count up from a fixed base; this flips the top bit).
@@ -31,8 +32,8 @@ constexpr std::uint64_t earlier_life_epoch_bit = 1ULL << 63;
 enum class insider_lie : std::uint32_t {
   stranger_progress,   // chunk_ready for a request it has no part in
   stranger_failure,    // a failed status for a request it has no part in
-  progress_as_party,   // chunk_ready as one of the request's prefill ranks, proven with its own key
-  echo_as_audience,    // an ABORT's token echoed back as its audience, proven with its own key
+  progress_as_party,   // chunk_ready as one of the request's prefill ranks, proven with a key of its own
+  echo_as_audience,    // an ABORT's token echoed back as its audience, proven with a key of its own
   minted_own_ack,      // a token it minted on its own link, ACKed as itself
   earlier_life_ack,    // a recorded ACK of the previous life: genuine, proven, not issued now
   relayed_abort,       // an ABORT it saw, sent on to its audience as its own
@@ -261,6 +262,13 @@ void sim_network::inject(core::rank_id to, const core::control_message& m) {
   deliver(id, to, m, adversary_delay_us);
 }
 
+// A key the insider holds, as an attacker tries them: its link to the message's receiver, or
+// its link to the rank it claims to be (a key that should prove nothing of another link).
+const core::link_macs& sim_network::own_key(core::rank_id self, core::rank_id receiver,
+                                            core::rank_id claimed) {
+  return links_(self, world_.choose(insider_key_tag, 2) == 0 ? receiver : claimed);
+}
+
 // The insider's lie along with `message` (sim_network.h), each under keys it holds or a
 // recording of the earlier life: a correct core refuses every one.
 void sim_network::lie(core::rank_id to, const core::control_message& message) {
@@ -285,10 +293,11 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
       return;
     case insider_lie::progress_as_party: {
       // The prefill rank of the message's link claims its chunks done; only that rank's key
-      // could prove it, and the insider has only its own.
+      // could prove it, and the insider has only its own: it tries the one it shares with the
+      // receiver or the one it shares with the rank it claims to be.
       const core::rank_id prefill_side = from_decode ? to : message.from;
-      core::control_message claimed = proven({core::control_kind::chunk_ready, self, message.key, {}, {}, {}});
-      claimed.from = prefill_side;
+      core::control_message claimed{core::control_kind::chunk_ready, prefill_side, message.key, {}, {}, {}};
+      claimed.proof = own_key(self, decode_side, prefill_side).messages.sign(claimed, decode_side);
       inject(decode_side, claimed);
       return;
     }
@@ -311,7 +320,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
   core::control_message ack{core::control_kind::abort_ack, seen.audience, message.key, seen, {}, {}};
   switch (how) {
     case insider_lie::echo_as_audience:
-      ack.proof = links_(self, decode).messages.sign(ack, decode);  // the only key it has
+      ack.proof = own_key(self, decode, seen.audience).messages.sign(ack, decode);
       break;
     case insider_lie::minted_own_ack: {
       core::abort_token minted{message.key, decode, self, seen.epoch, seen.nonce, {}};

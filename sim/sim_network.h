@@ -15,9 +15,9 @@
 // rank that holds the keys of its own links to every rank (core/link_keys.h) and is party to
 // no request. Along with a message it may send, all under its own keys: progress (chunk_ready,
 // a failed status) for the message's request, to that request's decode rank, as itself or as
-// the request's prefill rank (without that rank's proof); a drain-ACK
-// echoing an ABORT it saw go by, as the prefill rank the ABORT was for (it cannot make that
-// rank's proof) or as itself with a token it minted on its own link; the ABORT itself, sent on
+// the request's prefill rank (proven with whichever of its keys it tries: the one it
+// shares with the receiver or with the rank it claims to be, never that rank's); a drain-ACK
+// echoing an ABORT it saw go by, as the prefill rank the ABORT was for (proven the same way) or as itself with a token it minted on its own link; the ABORT itself, sent on
 // to its audience as the insider's own; and a drain-ACK recorded in an earlier life of the
 // cluster (the same link keys, the decode rank's previous epoch): genuine and proven by the
 // prefill rank that sent it then, but not the token this life issued.
@@ -70,6 +70,7 @@ class sim_network {
                std::uint64_t delay_us);
   void attack(core::rank_id to, const core::control_message& message);
   void lie(core::rank_id to, const core::control_message& message);
+  const core::link_macs& own_key(core::rank_id self, core::rank_id receiver, core::rank_id claimed);
   void inject(core::rank_id to, const core::control_message& message);
   core::control_message receive(core::rank_id rank);
   mailbox& box(core::rank_id rank);
