@@ -37,8 +37,9 @@ enum class insider_lie : std::uint32_t {
   minted_own_ack,      // a token it minted on its own link, ACKed as itself
   earlier_life_ack,    // a recorded ACK of the previous life: genuine, proven, not issued now
   relayed_abort,       // an ABORT it saw, sent on to its audience as its own
+  unproven_progress,   // chunk_ready or a failed status as the request's prefill rank, unproven
 };
-constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::relayed_abort) + 1;
+constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::unproven_progress) + 1;
 constexpr std::size_t replay_window = 32;  // messages remembered per destination
 
 // The tampered copies an adversary can make of a message carrying a token. Each must be
@@ -301,6 +302,16 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
       inject(decode_side, claimed);
       return;
     }
+    case insider_lie::unproven_progress: {
+      // What anyone who reaches the port can send, holding no key at all: progress in the
+      // prefill rank's name, with no proof.
+      const core::rank_id prefill_side = from_decode ? to : message.from;
+      const bool failure = world_.choose(insider_key_tag, 2) == 1;
+      inject(decode_side, {failure ? core::control_kind::status : core::control_kind::chunk_ready,
+                           prefill_side, message.key, {}, {},
+                           failure ? std::optional{core::kv_status::failed} : std::nullopt});
+      return;
+    }
     case insider_lie::echo_as_audience:
     case insider_lie::minted_own_ack:
     case insider_lie::earlier_life_ack:
@@ -342,6 +353,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
     case insider_lie::stranger_failure:
     case insider_lie::progress_as_party:
     case insider_lie::relayed_abort:
+    case insider_lie::unproven_progress:
       return;
   }
   inject(decode, ack);

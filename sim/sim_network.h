@@ -20,7 +20,8 @@
 // echoing an ABORT it saw go by, as the prefill rank the ABORT was for (proven the same way) or as itself with a token it minted on its own link; the ABORT itself, sent on
 // to its audience as the insider's own; and a drain-ACK recorded in an earlier life of the
 // cluster (the same link keys, the decode rank's previous epoch): genuine and proven by the
-// prefill rank that sent it then, but not the token this life issued.
+// prefill rank that sent it then, but not the token this life issued. It also sends what a
+// stranger holding no key could: progress in the prefill rank's name with no proof at all.
 #include <cstdint>
 #include <deque>
 #include <functional>
