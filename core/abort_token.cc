@@ -16,16 +16,10 @@ namespace {
 // reversed roles) never verifies here.
 constexpr std::string_view mac_domain = "kvsim-abort-token-v3/link/issuer=decode/audience=prefill";
 
-// The token's fields after the domain tag, little-endian, in a fixed order: room, generation,
-// issuer, audience, epoch, nonce.
-constexpr std::size_t mac_fields_bytes =
-    sizeof(abort_token::key.room) + sizeof(abort_token::key.generation) +
-    sizeof(abort_token::issuer) + sizeof(abort_token::audience) + sizeof(abort_token::epoch) +
-    sizeof(abort_token::nonce);
-using mac_fields = std::array<std::uint8_t, mac_fields_bytes>;
+}  // namespace
 
-mac_fields mac_message_fields(const abort_token& token) {
-  mac_fields fields{};
+std::array<std::uint8_t, token_fields_bytes> token_fields(const abort_token& token) {
+  std::array<std::uint8_t, token_fields_bytes> fields{};
   std::size_t at = 0;
   at = put_le(fields, at, token.key.room);
   at = put_le(fields, at, token.key.generation);
@@ -33,24 +27,20 @@ mac_fields mac_message_fields(const abort_token& token) {
   at = put_le(fields, at, token.audience);
   at = put_le(fields, at, token.epoch);
   at = put_le(fields, at, token.nonce);
-  KVSIM_INVARIANT(at == fields.size(), "the MAC message layout covers every token field");
+  KVSIM_INVARIANT(at == fields.size(), "the token's byte layout covers every field");
   return fields;
 }
-
-}  // namespace
 
 cluster_key::~cluster_key() { sodium_memzero(bytes.data(), bytes.size()); }
 
 token_mac::token_mac(const cluster_key& link_key) : hmac_(link_key.bytes, mac_domain) {}
 
 std::array<std::uint8_t, abort_mac_bytes> token_mac::sign(const abort_token& token) const {
-  const mac_fields fields = mac_message_fields(token);
-  return hmac_.sign({fields});
+  return hmac_.sign({token_fields(token)});
 }
 
 bool token_mac::verify(const abort_token& token) const {
-  const mac_fields fields = mac_message_fields(token);
-  return hmac_.verify(token.mac, {fields});
+  return hmac_.verify(token.mac, {token_fields(token)});
 }
 
 bool is_authentic(const abort_token& token, const cluster_key& cluster) {

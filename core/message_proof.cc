@@ -12,11 +12,11 @@ namespace {
 // Versioned, and not the abort token's tag: a token's MAC never passes for a message's proof.
 constexpr std::string_view proof_domain = "kvsim-control-proof-v1";
 
-// kind, from, to, room, generation, status (present, value), token (present, room,
-// generation, issuer, audience, epoch, nonce, MAC), page count; the pages follow in host order
-// (a cluster runs one architecture; the wire format fixes its own order).
-constexpr std::size_t header_bytes = 1 + 4 + 4 + 8 + 4 + 2 + 1 + 8 + 4 + 4 + 4 + 8 + 8 +
-                                     abort_mac_bytes + 8;
+// kind, from, to, room, generation, status (present, value), token (present, its fields as
+// token_fields lays them out, MAC), page count; the pages follow in host order (a cluster runs
+// one architecture; the wire format fixes its own order).
+constexpr std::size_t header_bytes =
+    1 + 4 + 4 + 8 + 4 + 2 + 1 + token_fields_bytes + abort_mac_bytes + 8;
 using proof_header = std::array<std::uint8_t, header_bytes>;
 
 proof_header header_of(const control_message& m, rank_id to) {
@@ -32,12 +32,7 @@ proof_header header_of(const control_message& m, rank_id to) {
   at = put_le(out, at, static_cast<std::uint8_t>(m.status ? static_cast<std::uint8_t>(*m.status) : 0));
   const abort_token token = m.token.value_or(abort_token{});
   at = put_le(out, at, static_cast<std::uint8_t>(m.token.has_value()));
-  at = put_le(out, at, token.key.room);
-  at = put_le(out, at, token.key.generation);
-  at = put_le(out, at, token.issuer);
-  at = put_le(out, at, token.audience);
-  at = put_le(out, at, token.epoch);
-  at = put_le(out, at, token.nonce);
+  for (std::uint8_t byte : token_fields(token)) at = put_le(out, at, byte);
   for (std::uint8_t byte : token.mac) at = put_le(out, at, byte);
   at = put_le(out, at, static_cast<std::uint64_t>(m.pages.size()));
   KVSIM_INVARIANT(at == out.size(), "the proof's layout covers every field of the message");

@@ -37,6 +37,15 @@ struct abort_token {
   friend bool operator==(const abort_token&, const abort_token&) = default;
 };
 
+// A token's fields in the one byte order every MAC over a token reads them (the token's own
+// MAC, and a message proof that covers the token it carries): room, generation, issuer,
+// audience, epoch, nonce, little-endian.
+inline constexpr std::size_t token_fields_bytes =
+    sizeof(abort_token::key.room) + sizeof(abort_token::key.generation) +
+    sizeof(abort_token::issuer) + sizeof(abort_token::audience) + sizeof(abort_token::epoch) +
+    sizeof(abort_token::nonce);
+std::array<std::uint8_t, token_fields_bytes> token_fields(const abort_token& token);
+
 // The MAC of abort tokens under one link key (prepared_hmac: keyed once, wiped with it).
 class token_mac {
  public:
