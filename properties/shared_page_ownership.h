@@ -11,8 +11,8 @@
 // - every other read (a page copy, a careless call, an audit, quiescence) happens at an event
 //   the replay does not take, by when every earlier event has been replayed.
 // So each checker sees the same view at every read as its own replay would give it, and a run
-// replays each ledger decision once instead of four times (issue 15: the replays were a tenth
-// of a page42 run's time and of its allocations).
+// replays each ledger decision once instead of four times (the four replays were a tenth of a
+// page42 run's time and of its allocations).
 #include <cstddef>
 #include <optional>
 

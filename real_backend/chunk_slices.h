@@ -2,7 +2,7 @@
 // A request's pages cut into the chunks prefill sends: source pages are prefill's own, the
 // destination pages come from decode's metadata, off the wire. The peer's page list is
 // checked, never trusted: it must name exactly one destination page per source page, or the
-// cut would read past its end (issue 16: `destination.begin() + to` without a bound).
+// cut would read past its end (as it once did: `destination.begin() + to` without a bound).
 #include <cstddef>
 #include <span>
 #include <vector>

@@ -3,7 +3,7 @@
 // rules can be tested without a GPU (tests/real_backend/copy_lanes_test.cc). A lane is an
 // in-order queue: a CUDA stream in cuda_transfer_engine, a worker thread in a host engine.
 //
-// Two rules, both first-contact failures of plain round-robin (issue 16, item 4):
+// Two rules, both first-contact failures of plain round-robin:
 // - Ungated work never queues behind a gate. Lanes [0, worker_lanes) take ungated transfers
 //   in turn; every held request gets a lane of its own (one per request and destination
 //   rank), created when its first transfer arrives. With round-robin over four streams, the

@@ -6,7 +6,7 @@
 // others are spread over `workers` workers in turn (copy_lanes.h decides, for the CUDA engine
 // too, and counts the gate's position over the whole request as the simulator does). So a held transfer never stands in front
 // of another one (on a shared worker, a fifth transfer would queue behind the gate and wait
-// for it: issue 16's stall), as Mooncake gives each transfer its own slice of the engine.
+// for it: a stall once seen), as Mooncake gives each transfer its own slice of the engine.
 // A transfer has ended once its worker has run everything queued for it; poll() says so.
 #include <cstdint>
 #include <map>

@@ -140,7 +140,7 @@ void tcp_messenger::read_loop(core::rank_id peer, tcp_link& link) {
       }
       core::control_message message = decode_control(frame->payload);
       if (message.from != peer) {
-        // Issue 16's spoofing: a peer speaking for another rank (a drain-ACK in the name of a
+        // Spoofing: a peer speaking for another rank (a drain-ACK in the name of a
         // rank that has not drained) would let decode free pages that are still written.
         refuse("control plane: the link of rank " + std::to_string(peer) + " (" + link.peer() +
                ") carried a " + to_string(message.kind) + " claiming to be from rank " +

@@ -72,7 +72,7 @@ class sim_transfer_engine final : public core::transfer_engine {
   core::rank_id rank_;
   // By rank (a null slot: a rank without a pool) and by handle - 1 (handles count up from 1 and
   // a record is never dropped): a page copy looks both up, and with 32 decode ranks the trees
-  // these were made every copy's lookups grow with the world (issue 15).
+  // these were made every copy's lookups grow with the world.
   std::vector<kv_memory*> memories_;
   std::deque<transfer_record> transfers_;
   std::map<core::room_key, hold_rule> holds_;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The real backend on a GPU machine, in one go (no network needed), issue 16 on hardware:
+# The real backend on a GPU machine, in one go (no network needed):
 #   - every scenario the real backend scripts, red (its breaking variant: the finding the
 #     simulator reports must be among the real run's) and green (safe: no finding); page42 red
 #     must show the bytes it found (a canary read back where it does not belong);

@@ -146,9 +146,9 @@ TEST_F(AbortTokens, TheSameTokenAgainFromTheSamePresenterIsADuplicate) {
   expect_refusal(token, request_a, prefill_rank, token_rejection::duplicate);
 }
 
-// Issue 12's attack: the MAC did not cover who presents the token, so one prefill peer could
-// present another's token as that peer's drain-ACK and decode freed early. Before the fix the
-// second prefill rank's echo below was accepted as its ACK.
+// An attack the MAC once allowed: it did not cover who presents the token, so one prefill peer
+// could present another's token as that peer's drain-ACK and decode freed early. Before the fix
+// the second prefill rank's echo below was accepted as its ACK.
 TEST_F(AbortTokens, OnePrefillPeersTokenNeverServesForAnothersAck) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
   expect_refusal(token, request_a, second_prefill_rank, token_rejection::foreign_issuer);
@@ -162,8 +162,8 @@ TEST_F(AbortTokens, OnePrefillPeersTokenNeverServesForAnothersAck) {
   EXPECT_TRUE(ack_from(verifier, second, request_a, second_prefill_rank));
 }
 
-// Issue 12's attack: nonces restarted at 1 for every issuer, so a restarted decode rank minted
-// the very tokens an earlier capture holds. The epoch drawn at start makes them differ.
+// An attack once possible: nonces restarted at 1 for every issuer, so a restarted decode rank
+// minted the very tokens an earlier capture holds. The epoch drawn at start makes them differ.
 TEST_F(AbortTokens, ARestartedIssuerNeverMintsATokenCapturedBeforeTheRestart) {
   const abort_token before = issuer.issue(request_a, prefill_rank);
   abort_token_issuer restarted{decode_rank, our_cluster, 2, sink};
@@ -288,7 +288,7 @@ TEST_F(AbortTokens, ForgedIsCheckedBeforeTheDuplicateMemory) {
   expect_refusal(tampered, request_a, prefill_rank, token_rejection::forged);
 }
 
-// Issue 12's attack: after forget(K) a replayed token of K was accepted again. Now forget
+// An attack once possible: after forget(K) a replayed token of K was accepted again. Now forget
 // retires K: its memory goes, and its tokens are refused from then on.
 TEST_F(AbortTokens, AfterForgetAReplayedTokenIsRefusedAsRetired) {
   const abort_token token = issuer.issue(request_a, prefill_rank);
@@ -498,8 +498,8 @@ RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenPresentedByItsIssuerToItsAudience
   RC_ASSERT(at_audience.accept_abort(token, room, token.issuer).ok());
 }
 
-// DOMAIN.md B6 and issue 12: a token passes only between its issuer and its audience, in one
-// direction per role. Genuine, right room and generation, and still refused otherwise.
+// DOMAIN.md B6: a token passes only between its issuer and its audience, in one direction per
+// role. Genuine, right room and generation, and still refused otherwise.
 RC_GTEST_PROP(AbortTokenProperty, AGenuineTokenOfThisRanksLinkFromAnotherPresenterIsForeignIssuer, ()) {
   const cluster_key key = any_cluster_key();
   const room_key room = any_room_key();
@@ -664,7 +664,7 @@ RC_GTEST_PROP(AbortTokenProperty, OnlyAGenuineUnseenTokenForTheExpectedRoomIsAcc
   }
 }
 
-// The MAC as the core computed it before it prepared the key state once per key (issue 15):
+// The MAC as the core computed it before it prepared the key state once per key:
 // one-shot crypto_auth over the versioned domain tag and the token's fields, little-endian.
 // Recorded tokens and any peer still on the old code depend on these bytes staying the same.
 std::array<std::uint8_t, abort_mac_bytes> one_shot_mac(const abort_token& token,

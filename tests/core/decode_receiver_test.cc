@@ -403,8 +403,8 @@ TEST_F(DecodeReceiverB12, HistoricalDeadlineReleases) {
 namespace kvsim::core::decode_receiver_test {
 namespace {
 
-// Issue 12: decode never forgot a request, so memory and every deadline/peer scan grew with
-// the requests ever served. Before the fix request_count() stayed at 1 here.
+// A former defect: decode never forgot a request, so memory and every deadline/peer scan grew
+// with the requests ever served. Before the fix request_count() stayed at 1 here.
 TEST_F(DecodeReceiver, AFinishedRequestIsForgottenButStillAnswersFinished) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
   receiver.publish(request);
@@ -416,8 +416,8 @@ TEST_F(DecodeReceiver, AFinishedRequestIsForgottenButStillAnswersFinished) {
   EXPECT_EQ(ledger.free_count(), 8u);
 }
 
-// Issue 12: a failed status that arrives before decode registered the request was dropped
-// (the simulated world buffered it instead). Now the core holds it until the request is
+// A former defect: a failed status that arrives before decode registered the request was
+// dropped (the simulated world buffered it instead). Now the core holds it until the request is
 // published and then drains as for any failure: it aborts and waits for every drain-ACK.
 // Before the fix no ABORT went out here and the request waited for a transfer forever.
 TEST_F(DecodeReceiver, AFailedStatusThatCameEarlyIsHeldAndActedOnAtPublish) {
@@ -537,8 +537,8 @@ TEST_F(DecodeReceiver, ItsBooksFollowTheLiveRequestsNotTheServedOnes) {
 namespace kvsim::core::decode_receiver_test {
 namespace {
 
-// Issue 12: decode never leased the pages it receives into, so an engine that gave them back
-// while prefill's transport could still write freed them at once. Before the fix the pool
+// A former defect: decode never leased the pages it receives into, so an engine that gave them
+// back while prefill's transport could still write freed them at once. Before the fix the pool
 // had all 8 pages free right after the engine's release below.
 TEST_F(DecodeReceiver, AReleaseOfPagesBeingReceivedIntoIsDeferredByTheLedger) {
   ASSERT_TRUE(receiver.prealloc(request, 3, prefill_ranks).has_value());
@@ -561,8 +561,8 @@ TEST_F(DecodeReceiver, AReleaseOfPagesBeingReceivedIntoIsDeferredByTheLedger) {
 namespace kvsim::core::decode_receiver_test {
 namespace {
 
-// Issue 16 item 5: a timeline replayed from a log pins decode's pages. The request is
-// registered on exactly those pages, in their order, and published and freed like any other.
+// A timeline replayed from a log pins decode's pages. The request is registered on exactly those
+// pages, in their order, and published and freed like any other.
 TEST_F(DecodeReceiver, APinnedRequestGetsExactlyItsPages) {
   const std::vector<page_index> pinned{5, 6, 2};
   EXPECT_EQ(receiver.prealloc_exact(request, pinned, prefill_ranks), pinned);

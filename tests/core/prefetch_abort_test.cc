@@ -36,9 +36,9 @@ class counted_storage : public storage_io {
   std::uint32_t waits = 0;
 };
 
-// Issue 12: the drain of an active prefetch spun on poll() until the read returned, burning the
-// owner thread. Now it blocks in the port's wait(). Before the fix this test hung in the drain
-// (the read above ends only when waited for), so ctest's timeout failed it.
+// A former defect: the drain of an active prefetch spun on poll() until the read returned,
+// burning the owner thread. Now it blocks in the port's wait(). Before the fix this test hung in
+// the drain (the read above ends only when waited for), so ctest's timeout failed it.
 TEST(PrefetchAbort, AnActiveRanksDrainWaitsOnTheReadAndNeverSpins) {
   recording_sink sink;
   lone_group group;

@@ -212,8 +212,8 @@ TEST_F(PrefillSenderB10, HistoricalAbortBeforeOpenLetsTheLateSenderStart) {
 namespace kvsim::core::prefill_sender_test {
 namespace {
 
-// Issue 12: a transfer that fails marked the room Failed but left admission open, so a chunk
-// queued after it still wrote for a request that was over. Before the fix, the second
+// A former defect: a transfer that fails marked the room Failed but left admission open, so a
+// chunk queued after it still wrote for a request that was over. Before the fix, the second
 // send_chunk below was admitted.
 TEST_F(PrefillSender, AFailedTransferClosesAdmissionLikeFail) {
   open_request();
@@ -225,8 +225,8 @@ TEST_F(PrefillSender, AFailedTransferClosesAdmissionLikeFail) {
   EXPECT_FALSE(send(1)) << "a chunk admitted to a request whose transfer already failed";
 }
 
-// Issue 12: open() of a room already open reported the request "finished aborted" while it
-// was still open and transferring. Before the fix a request_finished event came out here.
+// A former defect: open() of a room already open reported the request "finished aborted" while
+// it was still open and transferring. Before the fix a request_finished event came out here.
 TEST_F(PrefillSender, ASecondOpenOfAnOpenRoomChangesNothing) {
   open_request();
   ASSERT_TRUE(send(1));

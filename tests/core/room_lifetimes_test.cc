@@ -258,7 +258,7 @@ TEST(RoomLifetimes, ADuplicateCloseDoesNotRefreshATombstonesAge) {
   EXPECT_TRUE(lifetimes.is_tombstoned(request_c));
 }
 
-// Issue 12's defect: with one table, every cleared aborted room added a tombstone, so
+// A former defect: with one table, every cleared aborted room added a tombstone, so
 // ordinary abort traffic evicted the before-open tombstone that stops a late sender (B10).
 // Before the fix this test failed: request_b's tombstone was evicted and its late open admitted.
 TEST(RoomLifetimes, OrdinaryAbortsNeverEvictABeforeOpenTombstone) {

@@ -108,8 +108,9 @@ TEST(AbortAuthorityChecker, FiresOnATokenAcceptedFromARankThatDidNotIssueIt) {
   EXPECT_EQ(observe_all(checker, log.events()), expected);
 }
 
-// Issue 12's attack as the decode rank's verifier would have taken it: prefill rank 3 echoes
-// the token decode rank 1 made for prefill rank 0, as if it were its own drain-ACK.
+// An attack the token's MAC once allowed, as the decode rank's verifier would have taken it:
+// prefill rank 3 echoes the token decode rank 1 made for prefill rank 0, as if it were its own
+// drain-ACK.
 TEST(AbortAuthorityChecker, FiresOnAnAckEchoedByAPeerTheTokenWasNotFor) {
   event_builder log;
   log.decided(1, core::token_issued{request_a, 4, 0});

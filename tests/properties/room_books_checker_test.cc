@@ -172,7 +172,7 @@ TEST(RoomBooksChecker, FiresWhenAClearIntoAFullTableEvictsNothing) {
       << found->message;
 }
 
-// Issue 12's defect as its event stream looked: with one table, the clear of an ordinary
+// A former defect as its event stream looked: with one table, the clear of an ordinary
 // aborted room evicted the before-open tombstone that stops a late sender. The books see it.
 TEST(RoomBooksChecker, FiresWhenAnOrdinaryAbortEvictsABeforeOpenTombstone) {
   event_builder log;

@@ -1,9 +1,9 @@
-// The control plane against a hostile peer on loopback (issue 16, item 6): every link proves
-// the run's key at its hello, every frame after it is sealed, and the `from` of every frame
-// is the link's authenticated rank. The attacks, each refused, logged as one line and never
-// delivered: a peer without the key, a flipped byte in a sealed frame, a replayed frame, and
-// a peer whose hello said rank 1 sending a drain-ACK as rank 2, which against the safe core
-// would have freed decode's pages before rank 2 acknowledged.
+// The control plane against a hostile peer on loopback: every link proves the run's key at its
+// hello, every frame after it is sealed, and the `from` of every frame is the link's
+// authenticated rank. The attacks, each refused, logged as one line and never delivered: a peer
+// without the key, a flipped byte in a sealed frame, a replayed frame, and a peer whose hello
+// said rank 1 sending a drain-ACK as rank 2, which against the safe core would have freed
+// decode's pages before rank 2 acknowledged.
 #include "real_backend/link_auth.h"
 
 #include <gtest/gtest.h>
@@ -205,7 +205,7 @@ TEST(LinkAuth, AReplayedOrReorderedFrameIsRefused) {
   EXPECT_EQ(logged.lines().size(), 1u);
 }
 
-// Issue 16's attack. Decode (rank 0, the safe core) aborts a request fed by prefill ranks 1
+// The spoofing attack. Decode (rank 0, the safe core) aborts a request fed by prefill ranks 1
 // and 2, and sends each its token. Rank 1 drain-ACKs honestly, then sends a second ACK on its
 // own link claiming to be rank 2, with rank 2's token (which it could read off the wire
 // while the control plane was in the clear). Rank 2 has not drained: decode must not free.

@@ -23,7 +23,7 @@ TEST(NcclTeardown, AnAbortedCommunicatorIsAlreadyGone) {
 }
 
 TEST(NcclTeardown, SurvivorsOfAnAbortedCliqueAbortToo) {
-  // Issue 16: after ncclCommAbort on one member, ncclCommDestroy on a survivor may block in
+  // After ncclCommAbort on one member, ncclCommDestroy on a survivor may block in
   // commReclaim's stream synchronisation.
   EXPECT_EQ(how_to_end({.clique_aborted = true}), nccl_end::abort);
 }

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 16 item 1, the HiCache cases: every HiCache scenario the real backend scripts (kvsim
+# The HiCache cases as processes: every HiCache scenario the real backend scripts (kvsim
 # real --list), red with its breaking variant and green with safe, run with each rank of its
 # attention group a process of its own (--data-plane host --ranks N: the collectives over the
 # authenticated, sealed loopback TCP control plane), against the same run with its ranks as

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 16 item 5: a run recorded on real hardware (here the host data plane, no GPU) replays
-# in the simulator to the same finding.
+# A run recorded on real hardware (here the host data plane, no GPU) replays in the simulator
+# to the same finding.
 #   recording_replay_test.sh KVSIM_REAL KVSIM CATALOGUE
 # page42 B1 recorded with `kvsim real --data-plane host --trace`: `kvsim replay --lenient`
 # steers the simulator by the recorded order of the core's decisions to I3, with every core

@@ -460,7 +460,7 @@ TEST_F(CatalogueErrors, AbortDetailsOnARequestThatIsNotAbortedAreInconsistent) {
                 "'prefill'"});
 }
 
-// --- pinned timelines (requests[i].pin, issue 16 item 5) ------------------------------------
+// --- pinned timelines (requests[i].pin) -----------------------------------------------------
 
 TEST_F(CatalogueErrors, PinnedDecodePagesArePagesOfThePoolOneEachAsManyAsTheRequestHas) {
   expect_error(put("/scenarios/0/requests/1/pin", json{{"decode_pages", {1, 8}}}),
@@ -641,7 +641,7 @@ TEST(CatalogueDamage, EveryFieldReplacedOrRemovedGivesACatalogueOrOneErrorLine) 
   EXPECT_GT(tried, 2000u);
 }
 
-// --- hostile catalogues (issue 14) -----------------------------------------------------------
+// --- hostile catalogues ----------------------------------------------------------------------
 
 // 200 KB of nested arrays crashed the loader (SIGSEGV: the parser and the document's
 // destructor recurse per level), and 40 KB took 775 MB (every open container copied its

@@ -201,9 +201,9 @@ TEST(ScenarioJson, ToJsonWritesEveryFieldAndOmitsOnlyEmptyOptionals) {
   EXPECT_FALSE(to_json(named("page42"))["faults"].contains("deadline_us"));
 }
 
-// A pin (issue 16 item 5) is written with exactly the fields it has, reads back the same, and
-// a request without one is written as before: no "pin" key, so every catalogue, trace and
-// digest written before pins existed stays byte for byte what it was.
+// A pin is written with exactly the fields it has, reads back the same, and a request without
+// one is written as before: no "pin" key, so every catalogue, trace and digest written before
+// pins existed stays byte for byte what it was.
 TEST(ScenarioJson, APinRoundTripsAndIsWrittenOnlyWhereGiven) {
   scenario_spec s = named("page42");
   s.requests[0].abort = abort_phase::anytime;

@@ -1,4 +1,4 @@
-// Pinned timelines (requests[i].pin, issue 16 item 5): a logged incident replays as logged.
+// Pinned timelines (requests[i].pin): a logged incident replays as logged.
 // The transfer world gives a pinned request exactly its decode pages, starts it no earlier than
 // its submission and aborts it at its time; a pinned page still held is waited for (the event
 // loop running, never a refused allocation), and one never freed ends the run in a finding.

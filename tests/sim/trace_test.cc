@@ -390,8 +390,8 @@ TEST_F(Traces, LoadingAScenarioThatIsNotAnObjectNamesIt) {
   expect_load_error(path, "field 'scenario' must be a JSON object");
 }
 
-// Hostile traces (issue 14). 200 KB of nested arrays crashed `kvsim replay` (SIGSEGV): the
-// parser, the document's destructor and the format check's dump all recurse once per level.
+// Hostile traces. 200 KB of nested arrays crashed `kvsim replay` (SIGSEGV): the parser, the
+// document's destructor and the format check's dump all recurse once per level.
 TEST_F(Traces, DeepNestingIsRefusedBeforeParsingWithTheDepth) {
   const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
   write_bytes(dir / "deep.json", "{\"format\": " + deep + "}");

@@ -79,7 +79,7 @@ expect_usage_error shrink "$work/clean.json" -o "$work/out.json"
 sed 's/"pages_per_rank": 8/"pages_per_rank": -3/' "$work/clean.json" > "$work/edited.json"
 expect_usage_error replay "$work/edited.json"
 
-# Hostile inputs (issue 14): each is one error line naming the problem, exit 2; before, deep
+# Hostile inputs: each is one error line naming the problem, exit 2; before, deep
 # nesting crashed (SIGSEGV, exit 139) and huge topologies took gigabytes or ended in
 # "internal error: std::bad_alloc".
 expect_error_line() {

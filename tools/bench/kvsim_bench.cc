@@ -12,7 +12,7 @@
 //   BM_Page42NoCheckers     page42's world with no checker attached: the cluster, the core and the
 //                           actors alone, the ceiling for BM_Page42's decisions per second;
 //   BM_DecodeRanks/N        page42's requests on N decode ranks (every one receives and aborts):
-//                           the cost per decision as the world grows (issue 15: flat in N);
+//                           the cost per decision as the world grows (the target: flat in N);
 //   BM_ExploreJobs/J        `kvsim explore` on page42 with J worker processes, the same 20,000
 //                           seeds each time (real time: the work is in children);
 //   BM_TokenThroughCore     one abort token issued and accepted through the core's
@@ -23,7 +23,7 @@
 //   BM_TokenMacOnly         the core's token_mac alone (sign, verify): the crypto's share.
 // Rates are per CPU-second unless a name ends in /real_time. The ratios (to the raw yield
 // rate, 32 decode ranks to 2, --jobs 2 to --jobs 1, the core's token cost to libsodium's) are
-// printed at the end, next to issue 15's targets. docs/performance.md has the figures.
+// printed at the end, next to their targets. docs/performance.md has the figures.
 #include <benchmark/benchmark.h>
 #include <sodium.h>
 
@@ -365,7 +365,7 @@ void print_summary(const ratio_reporter& r) {
             << " M decisions/s = " << ratio(r.rate("BM_TestWorldDecisions/100"), raw) << " x raw\n"
             << "  page42 full world:               " << page42_decisions / 1e6
             << " M decisions/s = " << ratio(page42_decisions, raw)
-            << " x raw (issue 15 target: >= 0.25)\n"
+            << " x raw (target: >= 0.25)\n"
             << "  page42 world, no checker:        " << r.rate("BM_Page42NoCheckers") / 1e6
             << " M decisions/s = " << ratio(r.rate("BM_Page42NoCheckers"), raw)
             << " x raw (the ceiling of the line above)\n"

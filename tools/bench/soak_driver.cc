@@ -225,8 +225,8 @@ class counting_sink final : public event_sink {
 };
 
 // ======================================================================================
-// CORE SETUP: the only place that constructs core objects. The core's API is changing
-// (issue 12); when it does, adapt this function to what core/*.h says, and nothing else.
+// CORE SETUP: the only place that constructs core objects. The core's API still changes
+// before 1.0; when it does, adapt this function to what core/*.h says, and nothing else.
 // ======================================================================================
 struct core_ports {
   scripted_transfers& transfers;

@@ -1,7 +1,7 @@
 #pragma once
 // kvsim_soak's driver: millions of requests through ONE prefill core and ONE decode core, to
-// show whether the core's memory and speed stay flat as the number of requests served grows
-// (issue 12, item 4). It measures the core as it is; it never works around the core's growth.
+// show whether the core's memory and speed stay flat as the number of requests served grows.
+// It measures the core as it is; it never works around the core's growth.
 //
 // What is driven (core setup: soak_driver.cc, set_up_core, the only place that builds core
 // objects):

@@ -1,4 +1,4 @@
-// kvsim_soak: a soak benchmark of the core (issue 12, item 4). Millions of requests through one
+// kvsim_soak: a soak benchmark of the core. Millions of requests through one
 // prefill core and one decode core (tools/bench/soak_driver.h says what is driven, the mix of
 // endings, and what one "operation" is); at each checkpoint it prints the requests served,
 // operations per second over the last window and cumulatively, current RSS

@@ -53,7 +53,7 @@ void copies_are_held_then_land(int source_device, int destination_device) {
   EXPECT_TRUE(engine.cancel(held));
 }
 
-// Issue 16: round-robin streams put the fifth transfer behind the gate kernel, where it waited
+// Once, round-robin streams put the fifth transfer behind the gate kernel, where it waited
 // until the gate opened. Every transfer of another request now lands while the gate holds.
 TEST(CudaTransferEngine, UngatedTransfersLandWhileAGateHolds) {
   KVSIM_REQUIRE_GPU();
