@@ -25,6 +25,7 @@
 #include "core/page_set.h"
 #include "core/ports.h"
 #include "core/result.h"
+#include "core/variant.h"
 
 namespace kvsim::core {
 
@@ -34,9 +35,12 @@ enum class allocation_order : std::uint8_t { lifo, fifo };
 
 enum class release_policy : std::uint8_t {
   defer_while_leased,  // production: leased pages retire and are freed by the last lease end
+#if KVSIM_HISTORICAL_BUGS
   // Historical bug variant (DOMAIN.md B1/B3): release frees at once even while a transfer
-  // still reads or writes the page. Exists only so the harness can prove it catches it.
+  // still reads or writes the page. Exists only so the harness can prove it catches it, and
+  // only in the harness's build (core/variant.h).
   free_while_leased,
+#endif
 };
 
 struct ledger_options {

@@ -1,6 +1,7 @@
 #include "core/variant.h"
 
 namespace kvsim::core {
+#if KVSIM_HISTORICAL_BUGS
 namespace {
 
 struct bug_text {
@@ -37,10 +38,13 @@ std::optional<bug> bug_from_string(std::string_view name) {
   }
   return std::nullopt;
 }
+#endif
 
 std::optional<variant> variant::from_name(std::string_view name) {
   if (name == "safe") return safe();
+#if KVSIM_HISTORICAL_BUGS
   if (const auto b = bug_from_string(name)) return with(*b);
+#endif
   return std::nullopt;
 }
 
@@ -53,6 +57,7 @@ bool variant::is_safe() const {
 
 std::string variant::name() const {
   if (is_safe()) return "safe";
+#if KVSIM_HISTORICAL_BUGS
   std::string text;
   for (std::size_t i = 0; i < bug_count; ++i) {
     if (!on_[i]) continue;
@@ -60,6 +65,9 @@ std::string variant::name() const {
     text += texts[i].name;
   }
   return text;
+#else
+  return "safe";  // unreachable: no variant here has a bug on
+#endif
 }
 
 }  // namespace kvsim::core

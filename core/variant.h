@@ -2,13 +2,26 @@
 // Core variants: each historical bug of DOMAIN.md (B1..B12, H1..H3) is a named policy that
 // restores the old behaviour. They exist so the harness can prove, red then green, that it
 // catches every one; production is `safe`, every flag off.
+//
+// Only the harness's build of the core (the kvsim_core target, which defines
+// KVSIM_HISTORICAL_BUGS=1) can switch a bug on. Every other build, and the library that
+// `cmake --install` ships as kvsim::core, has no bug variant to make: has() is a constant
+// false, so each bug's branch in the core is dead code the compiler drops, and the bugs'
+// names and the calls that would switch one on are not declared.
 #include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#ifndef KVSIM_HISTORICAL_BUGS
+#define KVSIM_HISTORICAL_BUGS 0
+#endif
+
 namespace kvsim::core {
+
+// True only in the harness's build of the core.
+inline constexpr bool historical_bugs_built = KVSIM_HISTORICAL_BUGS != 0;
 
 enum class bug : std::uint8_t {
   b1_destination_reuse,      // decode frees destination pages at abort, while prefill writes
@@ -29,22 +42,29 @@ enum class bug : std::uint8_t {
 };
 inline constexpr std::size_t bug_count = 15;
 
+#if KVSIM_HISTORICAL_BUGS
 const char* to_string(bug b);       // "B1".."B12", "H1".."H3"
 const char* describe(bug b);        // one line, as in DOMAIN.md
 std::optional<bug> bug_from_string(std::string_view name);
+#endif
 
 class variant {
  public:
-  static variant safe() { return variant{}; }
+  static constexpr variant safe() { return variant{}; }
+#if KVSIM_HISTORICAL_BUGS
   static variant with(bug b) {
     variant v;
     v.on_[static_cast<std::size_t>(b)] = true;
     return v;
   }
-  // "safe" or a bug name ("B1".."H3"); empty when the name is unknown.
+#endif
+  // "safe" or a bug name ("B1".."H3"); empty when the name is unknown, and for every bug name
+  // where historical bugs are not built.
   static std::optional<variant> from_name(std::string_view name);
 
-  bool has(bug b) const { return on_[static_cast<std::size_t>(b)]; }
+  constexpr bool has(bug b) const {
+    return historical_bugs_built && on_[static_cast<std::size_t>(b)];
+  }
   bool is_safe() const;
   std::string name() const;  // "safe", or the bug names joined with '+'
 

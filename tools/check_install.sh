@@ -4,7 +4,10 @@
 # Proves that the core is usable from outside the tree: installs BUILD_DIR's core into a fresh
 # temporary prefix (cmake --install), copies examples/abort_example out of the source tree,
 # configures it against that prefix alone (find_package(kvsim), kvsim::core), builds it and
-# runs it. CMAKE_ARGs go to the example's configure. Exit 0 and one "ok" line when it all
+# runs it. Proves too that the installed core carries no historical bug (core/variant.h): its
+# library defines none of the bugs' vocabulary (the same look at the harness's build of the
+# core, which has them, must find it: the check can fire), and tools/install_probe, built
+# against the prefix alone, finds has() a constant false and no bug variant to make. CMAKE_ARGs go to the example's configure. Exit 0 and one "ok" line when it all
 # worked; otherwise the tail of the failing step's log, then one line saying which step failed,
 # and exit 1 (2 for a usage error). The temporary directory is removed either way.
 #
@@ -44,8 +47,10 @@ step() {
   fi
 }
 
-# 1. The library must be current: cmake --install copies what is built, it builds nothing.
-step "building kvsim_core in $build" cmake --build "$build" --target kvsim_core --parallel 2
+# 1. The libraries must be current: cmake --install copies what is built, it builds nothing.
+# (kvsim_core, the harness's build with the bugs, is what the check of step 2 must fire on.)
+step "building kvsim_core_shipped and kvsim_core in $build" \
+  cmake --build "$build" --target kvsim_core_shipped kvsim_core --parallel 2
 
 # 2. Install into the fresh prefix, and check that it holds the core and nothing else.
 step "cmake --install $build" cmake --install "$build" --prefix "$prefix"
@@ -56,11 +61,24 @@ step "cmake --install $build" cmake --install "$build" --prefix "$prefix"
 extra="$(cd "$prefix/include/kvsim" && find . -mindepth 1 -maxdepth 1 ! -name core | head -n 1)"
 [[ -z "$extra" ]] || die "the install holds more than the core: include/kvsim/${extra#./}"
 
+# 2b. No historical bug's vocabulary in the installed library; the harness's has it.
+bug_vocabulary() {
+  nm -C --defined-only "$1" 2>/dev/null |
+    grep -E 'kvsim::core::(to_string|describe)\(kvsim::core::bug\)|kvsim::core::bug_from_string\(' || true
+}
+installed_library="$(find "$prefix" -name 'libkvsim_core*.a' -print -quit)"
+[[ -n "$installed_library" ]] || die "the install has no libkvsim_core*.a"
+[[ -n "$(bug_vocabulary "$build/lib/libkvsim_core.a")" ]] ||
+  die "the check for historical bugs finds none in the harness's core ($build/lib/libkvsim_core.a), which has them: the check cannot fire"
+found_bugs="$(bug_vocabulary "$installed_library")"
+[[ -z "$found_bugs" ]] ||
+  die "the installed core carries historical bugs: $(head -n 1 <<< "$found_bugs")"
+
 # 3. Configure the example as an outside project: its own copy of the sources, its own build
 # directory, the prefix as the only place to find kvsim.
 cp -R "$source_dir/examples/abort_example" "$tmp/abort_example"
-args=(-S "$tmp/abort_example" -B "$tmp/build"
-      -DCMAKE_PREFIX_PATH="$prefix"
+cp -R "$source_dir/tools/install_probe" "$tmp/install_probe"
+args=(-DCMAKE_PREFIX_PATH="$prefix"
       -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
       -DCMAKE_CXX_COMPILER="$(cache_value CMAKE_CXX_COMPILER)")
 generator="$(cache_value CMAKE_GENERATOR)"
@@ -79,7 +97,8 @@ if [[ "$(cache_value KVSIM_SANITIZE)" =~ ^(ON|1|TRUE|YES|Y|on|true|yes)$ ]]; the
   args+=("-DCMAKE_CXX_FLAGS=-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
          "-DCMAKE_EXE_LINKER_FLAGS=-fsanitize=address,undefined")
 fi
-step "configuring examples/abort_example against the installed package" cmake "${args[@]}" "$@"
+step "configuring examples/abort_example against the installed package" \
+  cmake -S "$tmp/abort_example" -B "$tmp/build" "${args[@]}" "$@"
 found="$(sed -n 's/^kvsim_DIR:[A-Za-z]*=//p' "$tmp/build/CMakeCache.txt")"
 [[ "$found" == "$prefix"/* ]] ||
   die "find_package(kvsim) found '$found', not the fresh install under $prefix"
@@ -98,5 +117,14 @@ fi
 # 5. Run it: it drives an abort through prefill and decode and checks the outcome itself.
 step "running abort_example (its checks failed)" "$tmp/build/abort_example"
 
-echo "check_install: ok: installed the core, built and ran examples/abort_example" \
-  "against it ($((SECONDS - started)) s)"
+# 6. The probe, built the same way: it does not compile where has() is not a constant false,
+# and fails where a bug can be asked for by name.
+step "configuring tools/install_probe against the installed package" \
+  cmake -S "$tmp/install_probe" -B "$tmp/probe_build" "${args[@]}" "$@"
+step "building tools/install_probe (the installed core has historical bugs)" \
+  cmake --build "$tmp/probe_build" --parallel 2
+step "running no_historical_bugs (the installed core makes a bug variant)" \
+  "$tmp/probe_build/no_historical_bugs"
+
+echo "check_install: ok: installed the core (no historical bug in it), built and ran" \
+  "examples/abort_example and tools/install_probe against it ($((SECONDS - started)) s)"
