@@ -122,7 +122,10 @@ double through_core(const bench_options& o, real::cuda_transfer_engine& engine,
   for (std::uint32_t t = 0; t < o.transfers; ++t) {
     const core::room_key key{t + 1, 0};
     sender.finish(key);
-    receiver.on_message({core::control_kind::chunk_ready, 0, key, std::nullopt, {}, {}});
+    // What prefill's chunk_ready says, proven as prefill proves it (an unproven one is refused).
+    core::control_message ready{core::control_kind::chunk_ready, 0, key, std::nullopt, {}, {}};
+    prefill_tokens.prove(ready, 1);
+    receiver.on_message(ready);
     receiver.complete(key);
   }
   const double elapsed = seconds_since(start);
