@@ -19,11 +19,8 @@
 #include <vector>
 
 #include "core/abort_token.h"
-#include "core/decode_receiver.h"
-#include "core/page_ledger.h"
-#include "core/prefill_sender.h"
-#include "core/room_lifetimes.h"
-#include "core/transfer_status_table.h"
+#include "core/decode_rank.h"
+#include "core/prefill_rank.h"
 #include "real_backend/cuda_check.h"
 #include "real_backend/cuda_page_pool.h"
 #include "real_backend/cuda_transfer_engine.h"
@@ -83,20 +80,16 @@ double through_core(const bench_options& o, real::cuda_transfer_engine& engine,
   null_messenger prefill_net;
   null_messenger decode_net;
   real::steady_clock_port time;
-  core::page_ledger source_ledger(0, pool_pages, sink);
-  core::room_lifetimes lifetimes(0, sink, 64);
-  core::transfer_status_table statuses(0, sink);
-  core::abort_token_verifier prefill_tokens(0, bench_key(), sink);
-  core::prefill_sender sender(0, {engine, prefill_net, sink},
-                              {source_ledger, lifetimes, statuses, prefill_tokens},
-                              core::variant::safe());
-  core::page_ledger destination_ledger(1, pool_pages, sink);
-  core::abort_token_issuer issuer(1, bench_key(), real::draw_token_epoch(), sink);
-  core::abort_token_verifier decode_tokens(1, bench_key(), sink);
+  core::prefill_rank prefill(0, {engine, prefill_net, sink}, core::link_keyring(0, bench_key(), {1}),
+                             {.pages_total = pool_pages, .tombstones_max = 64});
   real::peers_in_process peers;
-  core::decode_receiver receiver(1, {decode_net, time, sink, peers},
-                                 {destination_ledger, issuer, decode_tokens},
-                                 core::variant::safe());
+  core::decode_rank decode(1, {decode_net, time, sink, peers},
+                           core::link_keyring(1, bench_key(), {0}),
+                           {.pages_total = pool_pages, .token_epoch = real::draw_token_epoch()});
+  core::prefill_sender& sender = prefill.sender();
+  core::page_ledger& source_ledger = prefill.ledger();
+  core::decode_receiver& receiver = decode.receiver();
+  core::page_ledger& destination_ledger = decode.ledger();
   // Both owned by this thread, bound as a deployment binds them: the bench pays the owner
   // check at every entry point (core/owner_thread.h) like production does.
   sender.bind_owner(real::host_threads());
@@ -124,7 +117,7 @@ double through_core(const bench_options& o, real::cuda_transfer_engine& engine,
     sender.finish(key);
     // What prefill's chunk_ready says, proven as prefill proves it (an unproven one is refused).
     core::control_message ready{core::control_kind::chunk_ready, 0, key, std::nullopt, {}, {}};
-    prefill_tokens.prove(ready, 1);
+    prefill.verifier().prove(ready, 1);
     receiver.on_message(ready);
     receiver.complete(key);
   }

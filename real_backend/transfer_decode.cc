@@ -11,12 +11,11 @@ namespace kvsim::real {
 decode_actor::decode_actor(transfer_context& context, tcp_messenger& wire)
     : context_(context),
       net_(wire, context.wire),
-      ledger_(decode_rank, context.spec.topology.pages_per_rank, context.log),
-      links_(decode_rank, derive_token_key(context.secret), {prefill_rank}),
-      issuer_(decode_rank, links_, draw_token_epoch(), context.log),
-      tokens_(decode_rank, links_, context.log),
-      receiver_(decode_rank, {net_, clock_, context.log, peers_}, {ledger_, issuer_, tokens_},
-                context.variant),
+      core_(decode_rank, {net_, clock_, context.log, peers_},
+            core::link_keyring(decode_rank, derive_token_key(context.secret), {prefill_rank}),
+            core::decode_rank_options{.pages_total = context.spec.topology.pages_per_rank,
+                                      .token_epoch = draw_token_epoch(),
+                                      .v = context.variant}),
       requests_(context.spec.requests.size()) {
   // Built on the owner thread, which owns the receiver from here on.
   receiver_.bind_owner(host_threads());

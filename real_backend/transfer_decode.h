@@ -9,9 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "core/abort_token.h"
-#include "core/decode_receiver.h"
-#include "core/page_ledger.h"
+#include "core/decode_rank.h"
 #include "real_backend/peers_in_process.h"
 #include "real_backend/steady_clock_port.h"
 #include "real_backend/tcp_messenger.h"
@@ -49,11 +47,10 @@ class decode_actor {
   tallied_messenger net_;
   steady_clock_port clock_;
   peers_in_process peers_;
-  core::page_ledger ledger_;
-  core::link_keyring links_;  // its link to prefill: the only key it holds after start-up
-  core::abort_token_issuer issuer_;
-  core::abort_token_verifier tokens_;
-  core::decode_receiver receiver_;
+  // The rank's core, on its link to prefill (the only key it holds after start-up).
+  core::decode_rank core_;
+  core::page_ledger& ledger_ = core_.ledger();
+  core::decode_receiver& receiver_ = core_.receiver();
   std::vector<request> requests_;
 };
 

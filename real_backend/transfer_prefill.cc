@@ -13,12 +13,6 @@ namespace {
 
 constexpr std::uint32_t tombstones_max = 64;
 
-core::ledger_options source_ledger_options(core::variant v) {
-  return {core::allocation_order::lifo, v.has(core::bug::b3_source_reuse)
-                                            ? core::release_policy::free_while_leased
-                                            : core::release_policy::defer_while_leased};
-}
-
 }  // namespace
 
 prefill_actor::prefill_actor(transfer_context& context, tcp_messenger& wire,
@@ -27,14 +21,12 @@ prefill_actor::prefill_actor(transfer_context& context, tcp_messenger& wire,
       engine_(engine),
       checked_(*this),
       net_(wire, context.wire),
-      ledger_(prefill_rank, context.spec.topology.pages_per_rank, context.log,
-              source_ledger_options(context.variant)),
-      lifetimes_(prefill_rank, context.log, tombstones_max),
-      statuses_(prefill_rank, context.log),
-      links_(prefill_rank, derive_token_key(context.secret), {decode_rank}),
-      tokens_(prefill_rank, links_, context.log),
-      sender_(prefill_rank, {checked_, net_, context.log},
-              {ledger_, lifetimes_, statuses_, tokens_}, context.variant),
+      core_(prefill_rank, {checked_, net_, context.log},
+            core::link_keyring(prefill_rank, derive_token_key(context.secret), {decode_rank}),
+            core::prefill_rank_options{.pages_total = context.spec.topology.pages_per_rank,
+                                       .order = core::allocation_order::lifo,
+                                       .tombstones_max = tombstones_max,
+                                       .v = context.variant}),
       requests_(context.spec.requests.size()) {
   // Built on the owner thread, which owns the sender from here on.
   sender_.bind_owner(host_threads());

@@ -17,11 +17,7 @@
 #include <set>
 #include <vector>
 
-#include "core/abort_token.h"
-#include "core/page_ledger.h"
-#include "core/prefill_sender.h"
-#include "core/room_lifetimes.h"
-#include "core/transfer_status_table.h"
+#include "core/prefill_rank.h"
 #include "real_backend/data_plane.h"
 #include "real_backend/tcp_messenger.h"
 #include "real_backend/transfer_context.h"
@@ -82,12 +78,12 @@ class prefill_actor {
   gated_transfer_engine& engine_;
   checked_engine checked_;  // what the sender submits to and polls
   tallied_messenger net_;
-  core::page_ledger ledger_;
-  core::room_lifetimes lifetimes_;
-  core::transfer_status_table statuses_;
-  core::link_keyring links_;  // its link to decode: the only key it holds after start-up
-  core::abort_token_verifier tokens_;
-  core::prefill_sender sender_;
+  // The rank's core, on its link to decode (the only key it holds after start-up).
+  core::prefill_rank core_;
+  core::page_ledger& ledger_ = core_.ledger();
+  core::room_lifetimes& lifetimes_ = core_.lifetimes();
+  core::transfer_status_table& statuses_ = core_.statuses();
+  core::prefill_sender& sender_ = core_.sender();
   std::vector<request> requests_;
   std::map<core::room_key, std::map<core::rank_id, std::vector<core::page_index>>> metadata_;
   std::set<core::room_key> aborts_seen_;

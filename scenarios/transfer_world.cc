@@ -8,12 +8,8 @@
 #include <set>
 #include <vector>
 
-#include "core/abort_token.h"
-#include "core/decode_receiver.h"
-#include "core/page_ledger.h"
-#include "core/prefill_sender.h"
-#include "core/room_lifetimes.h"
-#include "core/transfer_status_table.h"
+#include "core/decode_rank.h"
+#include "core/prefill_rank.h"
 #include "scenarios/careless_caller.h"
 #include "scenarios/core_audit.h"
 #include "scenarios/pinned_pages.h"
@@ -86,27 +82,21 @@ struct transfer_world::parts {
   struct prefill_rank_parts {
     prefill_rank_parts(parts& p, rank_id rank)
         : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
-          ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
-                 core::ledger_options{p.spec.topology.allocation,
-                                      p.variant.has(core::bug::b3_source_reuse)
-                                          ? core::release_policy::free_while_leased
-                                          : core::release_policy::defer_while_leased}),
-          lifetimes(rank, p.world.core_sink(), p.spec.topology.tombstones),
-          statuses(rank, p.world.core_sink()),
-          links(world_keyring(rank, p.peers_of_prefill())),
-          verifier(rank, links, p.world.core_sink()),
           engine(p.world, rank, {}),
-          sender(rank, {engine, p.network.endpoint(rank), p.world.core_sink()},
-                 {ledger, lifetimes, statuses, verifier}, p.variant),
+          core(rank, {engine, p.network.endpoint(rank), p.world.core_sink()},
+               world_keyring(rank, p.peers_of_prefill()),
+               core::prefill_rank_options{.pages_total = p.spec.topology.pages_per_rank,
+                                          .order = p.spec.topology.allocation,
+                                          .tombstones_max = p.spec.topology.tombstones,
+                                          .v = p.variant}),
           news(p.world, "prefill bootstrap news") {}
     sim::kv_memory memory;
-    core::page_ledger ledger;
-    core::room_lifetimes lifetimes;
-    core::transfer_status_table statuses;
-    core::link_keyring links;
-    core::abort_token_verifier verifier;
     sim::sim_transfer_engine engine;
-    core::prefill_sender sender;
+    core::prefill_rank core;
+    core::page_ledger& ledger = core.ledger();
+    core::room_lifetimes& lifetimes = core.lifetimes();
+    core::transfer_status_table& statuses = core.statuses();
+    core::prefill_sender& sender = core.sender();
     std::map<room_key, std::map<rank_id, std::vector<page_index>>> metadata;
     std::set<room_key> aborts_seen;
     std::map<room_key, std::size_t> chunks_queued;  // to every decode rank
@@ -118,21 +108,17 @@ struct transfer_world::parts {
   struct decode_rank_parts {
     decode_rank_parts(parts& p, rank_id rank)
         : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
-          ledger(rank, p.spec.topology.pages_per_rank, p.world.core_sink(),
-                 core::ledger_options{p.spec.topology.allocation,
-                                      core::release_policy::defer_while_leased}),
-          links(world_keyring(rank, p.peers_of_decode())),
-          issuer(rank, links, issuer_epoch(rank), p.world.core_sink()),
-          verifier(rank, links, p.world.core_sink()),
-          receiver(rank,
-                   {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
-                   {ledger, issuer, verifier}, p.variant) {}
+          core(rank, {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
+               world_keyring(rank, p.peers_of_decode()),
+               core::decode_rank_options{.pages_total = p.spec.topology.pages_per_rank,
+                                         .order = p.spec.topology.allocation,
+                                         .token_epoch = issuer_epoch(rank),
+                                         .v = p.variant}) {}
     sim::kv_memory memory;
-    core::page_ledger ledger;
-    core::link_keyring links;
-    core::abort_token_issuer issuer;
-    core::abort_token_verifier verifier;
-    core::decode_receiver receiver;
+    core::decode_rank core;
+    core::page_ledger& ledger = core.ledger();
+    core::abort_token_verifier& verifier = core.verifier();
+    core::decode_receiver& receiver = core.receiver();
     std::vector<std::size_t> gates_to_open;
     std::set<room_key> registered;                 // requests this rank has preallocated
     std::string pinned_wait;  // what the scheduler waits on for a pinned page (the wait's label)

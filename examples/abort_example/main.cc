@@ -23,13 +23,10 @@
 #include <random>
 #include <vector>
 
-#include "core/decode_receiver.h"
+#include "core/decode_rank.h"
 #include "core/events.h"
-#include "core/page_ledger.h"
 #include "core/ports.h"
-#include "core/prefill_sender.h"
-#include "core/room_lifetimes.h"
-#include "core/transfer_status_table.h"
+#include "core/prefill_rank.h"
 
 namespace core = kvsim::core;
 
@@ -129,19 +126,10 @@ struct ports {
 // --- SETUP: the only place that constructs core objects ----------------------------------
 // The core's constructors may still change before 1.0; adapt here and nowhere else.
 struct prefill_side {
-  std::unique_ptr<core::link_keyring> links;
-  std::unique_ptr<core::page_ledger> ledger;
-  std::unique_ptr<core::room_lifetimes> lifetimes;
-  std::unique_ptr<core::transfer_status_table> statuses;
-  std::unique_ptr<core::abort_token_verifier> tokens;
-  std::unique_ptr<core::prefill_sender> sender;
+  std::unique_ptr<core::prefill_rank> rank;
 };
 struct decode_side {
-  std::unique_ptr<core::link_keyring> links;
-  std::unique_ptr<core::page_ledger> ledger;
-  std::unique_ptr<core::abort_token_issuer> issuer;
-  std::unique_ptr<core::abort_token_verifier> tokens;
-  std::unique_ptr<core::decode_receiver> receiver;
+  std::unique_ptr<core::decode_rank> rank;
 };
 
 // 64 random bits, never zero: a fresh epoch for an abort-token issuer at every start.
@@ -160,28 +148,19 @@ void setup(ports& p, prefill_side& prefill, decode_side& decode) {
   core::cluster_key key;
   std::random_device entropy;
   for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(entropy());
-  const core::variant safe = core::variant::safe();  // production: every historical bug off
 
-  prefill.ledger = std::make_unique<core::page_ledger>(prefill_rank, 16, p.events);
-  prefill.lifetimes = std::make_unique<core::room_lifetimes>(prefill_rank, p.events, 1024);
-  prefill.statuses = std::make_unique<core::transfer_status_table>(prefill_rank, p.events);
-  prefill.links = std::make_unique<core::link_keyring>(prefill_rank, key, std::vector{decode_rank});
-  prefill.tokens = std::make_unique<core::abort_token_verifier>(prefill_rank, *prefill.links, p.events);
-  prefill.sender = std::make_unique<core::prefill_sender>(
+  // Each rank's core is assembled by the core itself (core/prefill_rank.h, core/decode_rank.h):
+  // its ledger, tables, tokens and the sender or receiver, wired; every historical bug off.
+  prefill.rank = std::make_unique<core::prefill_rank>(
       prefill_rank, core::prefill_ports{p.transfers, p.prefill_messenger, p.events},
-      core::prefill_state{*prefill.ledger, *prefill.lifetimes, *prefill.statuses, *prefill.tokens},
-      safe);
-
-  decode.ledger = std::make_unique<core::page_ledger>(decode_rank, 8, p.events);
+      core::link_keyring(prefill_rank, key, {decode_rank}),
+      core::prefill_rank_options{.pages_total = 16, .tombstones_max = 1024});
   // The epoch is drawn at every start, so a restarted rank never mints a token that an
   // earlier capture holds (the nonce counter restarts; the epoch does not repeat).
-  decode.links = std::make_unique<core::link_keyring>(decode_rank, key, std::vector{prefill_rank});
-  decode.issuer =
-      std::make_unique<core::abort_token_issuer>(decode_rank, *decode.links, draw_epoch(), p.events);
-  decode.tokens = std::make_unique<core::abort_token_verifier>(decode_rank, *decode.links, p.events);
-  decode.receiver = std::make_unique<core::decode_receiver>(
+  decode.rank = std::make_unique<core::decode_rank>(
       decode_rank, core::decode_ports{p.decode_messenger, p.time, p.events, p.peers},
-      core::decode_state{*decode.ledger, *decode.issuer, *decode.tokens}, safe);
+      core::link_keyring(decode_rank, key, {prefill_rank}),
+      core::decode_rank_options{.pages_total = 8, .token_epoch = draw_epoch()});
 }
 // --- end of SETUP --------------------------------------------------------------------------
 
@@ -210,46 +189,46 @@ int main() {
   const auto deliver = [&] {
     while (auto m = p.prefill_messenger.next()) {
       if (m->kind == core::control_kind::metadata) destination[m->key] = m->pages;
-      if (m->kind == core::control_kind::abort) prefill.sender->on_abort(*m);
+      if (m->kind == core::control_kind::abort) prefill.rank->sender().on_abort(*m);
     }
-    while (auto m = p.decode_messenger.next()) decode.receiver->on_message(*m);
+    while (auto m = p.decode_messenger.next()) decode.rank->receiver().on_message(*m);
   };
 
   step("decode: pre-allocate destination pages, publish them to prefill");
-  if (!decode.receiver->prealloc(request, 4, {prefill_rank})) return refused("prealloc");
-  decode.receiver->publish(request);
+  if (!decode.rank->receiver().prealloc(request, 4, {prefill_rank})) return refused("prealloc");
+  decode.rank->receiver().publish(request);
   deliver();
 
   step("prefill: allocate source pages, open the request, queue one chunk");
-  const auto source = prefill.ledger->allocate(request, 4);
+  const auto source = prefill.rank->ledger().allocate(request, 4);
   if (!source) return refused("allocate");
   // Decode rank `decode_rank` waits for this request: the sender tells it the outcome.
   const core::rank_id waiting[] = {decode_rank};
-  if (!prefill.sender->open(request, source.value(), waiting)) return refused("open");
-  if (!prefill.sender->send_chunk(request, decode_rank, source.value(), destination.at(request),
+  if (!prefill.rank->sender().open(request, source.value(), waiting)) return refused("open");
+  if (!prefill.rank->sender().send_chunk(request, decode_rank, source.value(), destination.at(request),
                                   /*siblings=*/1)) {
     return refused("send_chunk");
   }
 
   step("decode: the client went away, abort while the chunk is being copied");
-  decode.receiver->abort(request, std::nullopt);
+  decode.rank->receiver().abort(request, std::nullopt);
   deliver();  // prefill takes the ABORT: Failed, room closed, ACK target registered
 
   step("prefill: the scheduler is done with the request and polls; the copy still runs");
   // Giving the source pages back is safe at any time: the ledger retires pages a transfer
   // still reads and frees them when its lease ends. The poll sends no drain-ACK: the room is
   // closed but not drained.
-  prefill.sender->finish(request);
-  prefill.sender->poll();
+  prefill.rank->sender().finish(request);
+  prefill.rank->sender().poll();
   deliver();
-  const bool source_retiring = prefill.ledger->retiring_count() == 4;
-  const bool pages_held = decode.ledger->free_count() < decode.ledger->pages_total();
+  const bool source_retiring = prefill.rank->ledger().retiring_count() == 4;
+  const bool pages_held = decode.rank->ledger().free_count() < decode.rank->ledger().pages_total();
 
   step("the transport reports the copy finished");
   p.transfers.finish_all();
 
   step("prefill: poll joins the chunk, frees the source, sends the drain-ACK; decode frees");
-  prefill.sender->poll();
+  prefill.rank->sender().poll();
   deliver();  // decode counts the ACK and only now frees its destination pages
 
   step("checks");
@@ -261,10 +240,10 @@ int main() {
   check(p.net.acks_while_copying == 0, "no drain-ACK went out while the copy was in flight");
   check(pages_held, "decode kept its pages while the copy was in flight");
   check(source_retiring, "prefill's source pages retired, not freed, while being read");
-  check(decode.receiver->finished(request), "decode finished the request");
-  check(decode.ledger->free_count() == decode.ledger->pages_total(), "decode: every page free");
-  check(prefill.ledger->free_count() == prefill.ledger->pages_total(), "prefill: every page free");
-  check(decode.ledger->check_consistency().empty() && prefill.ledger->check_consistency().empty(),
+  check(decode.rank->receiver().finished(request), "decode finished the request");
+  check(decode.rank->ledger().free_count() == decode.rank->ledger().pages_total(), "decode: every page free");
+  check(prefill.rank->ledger().free_count() == prefill.rank->ledger().pages_total(), "prefill: every page free");
+  check(decode.rank->ledger().check_consistency().empty() && prefill.rank->ledger().check_consistency().empty(),
         "both ledgers consistent");
   return ok ? 0 : 1;
 }

@@ -12,10 +12,12 @@
 #include <variant>
 
 #include "core/abort_token.h"
+#include "core/decode_rank.h"
 #include "core/decode_receiver.h"
 #include "core/events.h"
 #include "core/page_ledger.h"
 #include "core/ports.h"
+#include "core/prefill_rank.h"
 #include "core/prefill_sender.h"
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
@@ -238,17 +240,17 @@ struct core_ports {
 };
 
 struct core_under_test {
-  // prefill rank 0
-  std::unique_ptr<page_ledger> prefill_ledger;
-  std::unique_ptr<room_lifetimes> lifetimes;
-  std::unique_ptr<transfer_status_table> statuses;
-  std::unique_ptr<abort_token_verifier> prefill_tokens;
-  std::unique_ptr<prefill_sender> prefill;
-  // decode rank 1
-  std::unique_ptr<page_ledger> decode_ledger;
-  std::unique_ptr<abort_token_issuer> issuer;
-  std::unique_ptr<abort_token_verifier> decode_tokens;
-  std::unique_ptr<decode_receiver> decode;
+  std::unique_ptr<core::prefill_rank> prefill_core;  // rank 0
+  std::unique_ptr<core::decode_rank> decode_core;    // rank 1
+  // Their parts, as the driver calls and reads them.
+  page_ledger* prefill_ledger = nullptr;
+  room_lifetimes* lifetimes = nullptr;
+  transfer_status_table* statuses = nullptr;
+  abort_token_verifier* prefill_tokens = nullptr;
+  prefill_sender* prefill = nullptr;
+  page_ledger* decode_ledger = nullptr;
+  abort_token_verifier* decode_tokens = nullptr;
+  decode_receiver* decode = nullptr;
 };
 
 core_under_test set_up_core(const core_ports& p, const soak_config& config) {
@@ -257,25 +259,28 @@ core_under_test set_up_core(const core_ports& p, const soak_config& config) {
   for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(key_bytes.next());
 
   core_under_test c;
-  c.prefill_ledger = std::make_unique<page_ledger>(prefill_rank, config.pages_per_rank, p.events);
-  c.lifetimes = std::make_unique<room_lifetimes>(prefill_rank, p.events, config.tombstones_max);
-  c.statuses = std::make_unique<transfer_status_table>(prefill_rank, p.events);
   // Prefill's memory of a room's ABORTs lives as long as the room; the keys it retires with
   // the rooms are bounded by its capacity, sized here like the tombstone tables (as decode's).
-  c.prefill_tokens =
-      std::make_unique<abort_token_verifier>(prefill_rank, key, p.events, config.tombstones_max);
-  c.prefill = std::make_unique<prefill_sender>(
+  c.prefill_core = std::make_unique<core::prefill_rank>(
       prefill_rank, prefill_ports{p.transfers, p.prefill_control, p.events},
-      prefill_state{*c.prefill_ledger, *c.lifetimes, *c.statuses, *c.prefill_tokens},
-      variant::safe());
-
-  c.decode_ledger = std::make_unique<page_ledger>(decode_rank, config.pages_per_rank, p.events);
-  c.issuer = std::make_unique<abort_token_issuer>(decode_rank, key, key_bytes.next() | 1, p.events);
-  c.decode_tokens =
-      std::make_unique<abort_token_verifier>(decode_rank, key, p.events, config.tombstones_max);
-  c.decode = std::make_unique<decode_receiver>(
+      link_keyring(prefill_rank, key, {decode_rank}),
+      prefill_rank_options{.pages_total = config.pages_per_rank,
+                           .tombstones_max = config.tombstones_max,
+                           .tokens_remembered_max = config.tombstones_max});
+  c.decode_core = std::make_unique<core::decode_rank>(
       decode_rank, decode_ports{p.decode_control, p.time, p.events, p.peers},
-      decode_state{*c.decode_ledger, *c.issuer, *c.decode_tokens}, variant::safe());
+      link_keyring(decode_rank, key, {prefill_rank}),
+      decode_rank_options{.pages_total = config.pages_per_rank,
+                          .token_epoch = key_bytes.next() | 1,
+                          .tokens_remembered_max = config.tombstones_max});
+  c.prefill_ledger = &c.prefill_core->ledger();
+  c.lifetimes = &c.prefill_core->lifetimes();
+  c.statuses = &c.prefill_core->statuses();
+  c.prefill_tokens = &c.prefill_core->verifier();
+  c.prefill = &c.prefill_core->sender();
+  c.decode_ledger = &c.decode_core->ledger();
+  c.decode_tokens = &c.decode_core->verifier();
+  c.decode = &c.decode_core->receiver();
   return c;
 }
 
