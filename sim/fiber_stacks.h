@@ -5,7 +5,7 @@
 // live when the previous fiber switched away for the last time never returned) and ASan
 // reports false errors in the next fiber; the same holds below a catch after an exception
 // unwound frames on a fiber stack, which ASan cannot clean up itself because it does not
-// know the stack's bounds (google/sanitizers issue 189). Debian's Boost.Context is not built
+// know the stack's bounds (a switch that does not announce itself to ASan). Debian's Boost.Context is not built
 // with BOOST_USE_ASAN, so the switch annotations are not available to do this for us.
 //
 // Each stack is a mapping of its own whose lowest page is a guard (PROT_NONE): a fiber that
