@@ -38,12 +38,7 @@ class decode_rank {
 
   decode_receiver& receiver() { return receiver_; }
   page_ledger& ledger() { return ledger_; }
-  abort_token_issuer& issuer() { return issuer_; }
   abort_token_verifier& verifier() { return verifier_; }
-  const decode_receiver& receiver() const { return receiver_; }
-  const page_ledger& ledger() const { return ledger_; }
-  const abort_token_verifier& verifier() const { return verifier_; }
-  const link_keyring& links() const { return links_; }
 
  private:
   link_keyring links_;

@@ -42,11 +42,6 @@ class prefill_rank {
   room_lifetimes& lifetimes() { return lifetimes_; }
   transfer_status_table& statuses() { return statuses_; }
   abort_token_verifier& verifier() { return verifier_; }
-  const page_ledger& ledger() const { return ledger_; }
-  const room_lifetimes& lifetimes() const { return lifetimes_; }
-  const transfer_status_table& statuses() const { return statuses_; }
-  const abort_token_verifier& verifier() const { return verifier_; }
-  const link_keyring& links() const { return links_; }
 
  private:
   link_keyring links_;

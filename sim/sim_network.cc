@@ -23,6 +23,7 @@ constexpr std::uint64_t forge_tampering_tag = 0xf0e6ee;  // what a re-signing fo
 constexpr std::uint32_t forge_copies_max = 3;  // tampered copies per message the attack picks
 constexpr std::uint64_t insider_lie_tag = 0x1a51de;
 constexpr std::uint64_t insider_key_tag = 0x1a51df;
+constexpr std::uint64_t insider_unproven_kind_tag = 0x1a51e0;  // chunk_ready or failed status
 constexpr std::uint64_t adversary_delay_us = 15;
 // The earlier life's decode epoch differs from every epoch of this one (the world's epochs
 // count up from a fixed base; this flips the top bit).
@@ -306,7 +307,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
       // What anyone who reaches the port can send, holding no key at all: progress in the
       // prefill rank's name, with no proof.
       const core::rank_id prefill_side = from_decode ? to : message.from;
-      const bool failure = world_.choose(insider_key_tag, 2) == 1;
+      const bool failure = world_.choose(insider_unproven_kind_tag, 2) == 1;
       inject(decode_side, {failure ? core::control_kind::status : core::control_kind::chunk_ready,
                            prefill_side, message.key, {}, {},
                            failure ? std::optional{core::kv_status::failed} : std::nullopt});
