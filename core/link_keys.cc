@@ -3,7 +3,9 @@
 #include <sodium.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
+#include <string_view>
 
 #include "core/invariant.h"
 
@@ -12,8 +14,15 @@ namespace {
 
 static_assert(abort_key_bytes == crypto_kdf_KEYBYTES);
 static_assert(abort_key_bytes >= crypto_kdf_BYTES_MIN && abort_key_bytes <= crypto_kdf_BYTES_MAX);
+static_assert(abort_key_bytes >= crypto_generichash_BYTES_MIN &&
+              abort_key_bytes <= crypto_generichash_BYTES_MAX &&
+              abort_key_bytes >= crypto_generichash_KEYBYTES_MIN &&
+              abort_key_bytes <= crypto_generichash_KEYBYTES_MAX);
 // crypto_kdf's context: exactly crypto_kdf_CONTEXTBYTES characters, fixed per purpose.
 constexpr char link_context[crypto_kdf_CONTEXTBYTES + 1] = "kvsmlnk1";
+// What a life-bound link key hashes besides the two lives: a versioned tag of its own, so the
+// hash means this and nothing else under the link's key.
+constexpr std::string_view lives_tag = "kvsim-link-lives-v1";
 
 }  // namespace
 
@@ -28,6 +37,32 @@ cluster_key derive_link_key(const cluster_key& cluster, rank_id a, rank_id b) {
                                              link_context, cluster.bytes.data()) == 0,
                   "a link key is derived from a well-formed cluster key");
   return link;
+}
+
+cluster_key derive_life_link_key(const cluster_key& cluster, rank_id a, std::uint64_t life_a,
+                                 rank_id b, std::uint64_t life_b) {
+  KVSIM_INVARIANT(life_a != 0 && life_b != 0, "a life is drawn at a rank's start, never zero");
+  const cluster_key link = derive_link_key(cluster, a, b);
+  // The lower rank's life first, so that both ends hash the same bytes.
+  const std::uint64_t lives[2] = {a < b ? life_a : life_b, a < b ? life_b : life_a};
+  std::array<std::uint8_t, lives_tag.size() + sizeof lives> input{};
+  std::size_t at = 0;
+  for (const char c : lives_tag) input[at++] = static_cast<std::uint8_t>(c);
+  for (const std::uint64_t life : lives) at = put_le(input, at, life);
+  KVSIM_INVARIANT(at == input.size(), "the lives' byte layout covers every byte");
+  cluster_key bound;
+  KVSIM_INVARIANT(crypto_generichash(bound.bytes.data(), bound.bytes.size(), input.data(),
+                                     input.size(), link.bytes.data(), link.bytes.size()) == 0,
+                  "a life-bound link key is hashed under a well-formed link key");
+  return bound;
+}
+
+link_keyring::link_keyring(rank_id self, std::uint64_t self_life, const cluster_key& cluster,
+                           const std::vector<peer_life>& peers)
+    : self_(self) {
+  for (const peer_life& peer : peers) {
+    add(peer.rank, link_macs(derive_life_link_key(cluster, self, self_life, peer.rank, peer.life)));
+  }
 }
 
 link_keyring::link_keyring(rank_id self, const cluster_key& cluster,

@@ -11,6 +11,16 @@
 // decode issues, prefill echoes) and control-message proofs (core/message_proof.h: prefill's
 // drain-ACKs, chunk_ready and status). The domains differ, so a token's MAC never passes for
 // a message's proof or the reverse.
+//
+// Lives. A rank draws a life at every start (64 random bits, never zero; a decode rank's life
+// is its issuer's epoch). A keyring built for the lives of both ends of each link binds every
+// MAC of the link to those two lives: a token or a proof made before either end restarted
+// verifies under no key of the lives that follow, so a capture from an earlier life (an ABORT
+// recorded before prefill restarted, replayed to the same (room, generation) served again)
+// is refused as forged, however empty the restarted rank's memories are. A rank learns its
+// peers' lives where it learns the peers (a bootstrap service, a handshake); a keyring built
+// without lives binds none and relies on its transport to keep lives apart.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <vector>
@@ -26,6 +36,18 @@ namespace kvsim::core {
 // can.
 cluster_key derive_link_key(const cluster_key& cluster, rank_id a, rank_id b);
 
+// A peer of a rank and the life it is in now.
+struct peer_life {
+  rank_id rank = 0;
+  std::uint64_t life = 0;
+};
+
+// The key of the link between life `life_a` of rank `a` and life `life_b` of rank `b`: the
+// link's key (derive_link_key) keyed over both lives in the order of their ranks (BLAKE2b),
+// so both ends derive the same key and any other life of either end derives another.
+cluster_key derive_life_link_key(const cluster_key& cluster, rank_id a, std::uint64_t life_a,
+                                 rank_id b, std::uint64_t life_b);
+
 // One link's key, prepared for both MAC domains.
 struct link_macs {
   explicit link_macs(const cluster_key& link_key) : tokens(link_key), messages(link_key) {}
@@ -40,6 +62,10 @@ class link_keyring {
   explicit link_keyring(rank_id self) : self_(self) {}
   // The keys of this rank's links to every rank of `peers`, derived from `cluster`.
   link_keyring(rank_id self, const cluster_key& cluster, const std::vector<rank_id>& peers);
+  // The keys of life `self_life` of this rank's links to each peer in the life it is in
+  // (derive_life_link_key); every life nonzero, as drawn.
+  link_keyring(rank_id self, std::uint64_t self_life, const cluster_key& cluster,
+               const std::vector<peer_life>& peers);
 
   // Adds (or replaces) the link to `peer` with a key prepared elsewhere: a process that starts
   // many ranks under one cluster key (a simulator starting a cluster per run) prepares each

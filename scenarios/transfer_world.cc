@@ -6,6 +6,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "core/decode_rank.h"
@@ -46,35 +47,49 @@ core::cluster_key world_key() {
   return key;
 }
 
+// Each rank's life: a real rank draws it at random at every start (a decode rank's is its
+// issuer's epoch); the simulated ranks start once per run, so any distinct nonzero value per
+// rank is such a draw. Every rank knows every peer's life, as a bootstrap service tells it.
+std::uint64_t rank_life(rank_id rank) { return 0x6b7673696d000000ULL + rank + 1; }
+// The life a rank was in before it restarted: differs from every life of this run (those count
+// up from a fixed base; this flips the top bit).
+std::uint64_t earlier_life(rank_id rank) { return rank_life(rank) ^ (1ULL << 63); }
+
 // Every world of the process shares one cluster key, so each link's key is derived and its
 // HMAC states prepared once per thread (a constant, like the key: nothing of a run reaches it).
 // Keying HMAC per rank per run was 4% of a page42 search. The insider (an adversary) looks
-// up any link here; the ranks' own keyrings are built below as the real backend builds them.
-const core::link_macs& world_link(rank_id a, rank_id b) {
-  thread_local std::map<std::pair<rank_id, rank_id>, core::link_macs> prepared;
-  const std::pair<rank_id, rank_id> link{std::min(a, b), std::max(a, b)};
-  auto it = prepared.find(link);
+// up any link here, and a link as it was before one of its ends restarted; the ranks' own
+// keyrings are built below as the real backend builds them.
+const core::link_macs& world_link_of_lives(rank_id a, rank_id b, std::optional<rank_id> restarted) {
+  thread_local std::map<std::tuple<rank_id, rank_id, std::optional<rank_id>>, core::link_macs> prepared;
+  const auto key = std::tuple{std::min(a, b), std::max(a, b), restarted};
+  auto it = prepared.find(key);
   if (it == prepared.end()) {
-    it = prepared.emplace(link, core::link_macs(core::derive_link_key(world_key(), a, b))).first;
+    const auto life = [&](rank_id r) { return r == restarted ? earlier_life(r) : rank_life(r); };
+    const core::cluster_key link = core::derive_life_link_key(world_key(), a, life(a), b, life(b));
+    it = prepared.emplace(key, core::link_macs(link)).first;
   }
   return it->second;
 }
+const core::link_macs& world_link(rank_id a, rank_id b) { return world_link_of_lives(a, b, std::nullopt); }
+const core::link_macs& world_link_before_restart(rank_id a, rank_id restarted) {
+  return world_link_of_lives(a, restarted, restarted);
+}
 
-// The keys rank `self` holds: its links to every rank in `peers`, and no other. Built by the
-// core's own keyring constructor from the cluster key (as a real rank's start-up builds it),
-// once per thread for each (rank, peers), and copied per run.
+// The keys rank `self` holds: its links to every rank in `peers`, and no other, each bound to
+// the lives of both ends. Built by the core's own keyring constructor from the cluster key (as
+// a real rank's start-up builds it), once per thread for each (rank, peers), and copied per run.
 core::link_keyring world_keyring(rank_id self, const std::vector<rank_id>& peers) {
   thread_local std::map<std::pair<rank_id, std::vector<rank_id>>, core::link_keyring> built;
   auto it = built.find({self, peers});
   if (it == built.end()) {
-    it = built.emplace(std::pair{self, peers}, core::link_keyring(self, world_key(), peers)).first;
+    std::vector<core::peer_life> lives;
+    for (rank_id peer : peers) lives.push_back({peer, rank_life(peer)});
+    const core::link_keyring ring(self, rank_life(self), world_key(), lives);
+    it = built.emplace(std::pair{self, peers}, ring).first;
   }
   return it->second;
 }
-
-// Each issuer's epoch: a real rank draws it at random when it starts; the simulated ranks
-// start once per run, so any distinct nonzero value per rank is such a draw.
-std::uint64_t issuer_epoch(rank_id rank) { return 0x6b7673696d000000ULL + rank + 1; }
 
 }  // namespace
 
@@ -112,7 +127,7 @@ struct transfer_world::parts {
                world_keyring(rank, p.peers_of_decode()),
                core::decode_rank_options{.pages_total = p.spec.topology.pages_per_rank,
                                          .order = p.spec.topology.allocation,
-                                         .token_epoch = issuer_epoch(rank),
+                                         .token_epoch = rank_life(rank),
                                          .v = p.variant}) {}
     sim::kv_memory memory;
     core::decode_rank core;
@@ -143,7 +158,7 @@ struct transfer_world::parts {
     // The insider (fault message_forge): a member of the cluster with the next free rank id,
     // holding the keys of its links to every rank, party to no request (sim_network.h).
     insider = prefills + spec.topology.decode_ranks;
-    if (spec.faults.message_forge) network.set_insider(*insider, world_link);
+    if (spec.faults.message_forge) network.set_insider(*insider, world_link, world_link_before_restart);
     for (rank_id p : prefill_ranks) prefill.emplace(p, std::make_unique<prefill_rank_parts>(*this, p));
     for (rank_id d : decode_ranks) decode.emplace(d, std::make_unique<decode_rank_parts>(*this, d));
     std::map<rank_id, sim::kv_memory*> memories;

@@ -28,6 +28,9 @@ constexpr std::uint64_t adversary_delay_us = 15;
 // The earlier life's decode epoch differs from every epoch of this one (the world's epochs
 // count up from a fixed base; this flips the top bit).
 constexpr std::uint64_t earlier_life_epoch_bit = 1ULL << 63;
+// A nonce of a token decode issued before this run began (the prefill rank's earlier life):
+// decode's counter starts at 1 in every run and never reaches it here.
+constexpr std::uint64_t earlier_life_nonce = 1ULL << 63;
 
 // What the insider says along with a message (sim_network.h).
 enum class insider_lie : std::uint32_t {
@@ -39,8 +42,9 @@ enum class insider_lie : std::uint32_t {
   earlier_life_ack,    // a recorded ACK of the previous life: genuine, proven, not issued now
   relayed_abort,       // an ABORT it saw, sent on to its audience as its own
   unproven_progress,   // chunk_ready or a failed status as the request's prefill rank, unproven
+  earlier_life_abort,  // an ABORT recorded before the prefill rank restarted, replayed to it now
 };
-constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::unproven_progress) + 1;
+constexpr std::uint32_t insider_lies = static_cast<std::uint32_t>(insider_lie::earlier_life_abort) + 1;
 constexpr std::size_t replay_window = 32;  // messages remembered per destination
 
 // The tampered copies an adversary can make of a message carrying a token. Each must be
@@ -313,6 +317,18 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
                            failure ? std::optional{core::kv_status::failed} : std::nullopt});
       return;
     }
+    case insider_lie::earlier_life_abort: {
+      // Decode aborted this (room, generation) in the prefill rank's earlier life, whose
+      // memories went with it; the recorded ABORT is genuine, under the key the link had then.
+      const core::rank_id prefill_side = from_decode ? to : message.from;
+      core::abort_token recorded{message.key, decode_side, prefill_side, 0, earlier_life_nonce, {}};
+      // Decode's epoch as that recording carried it: the one its tokens carry now when one goes
+      // by (decode did not restart), any drawn one otherwise (only the MAC binds it).
+      recorded.epoch = message.token ? message.token->epoch : 1;
+      recorded.mac = links_before_restart_(decode_side, prefill_side).tokens.sign(recorded);
+      inject(prefill_side, {core::control_kind::abort, decode_side, message.key, recorded, {}, {}});
+      return;
+    }
     case insider_lie::echo_as_audience:
     case insider_lie::minted_own_ack:
     case insider_lie::earlier_life_ack:
@@ -355,6 +371,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
     case insider_lie::progress_as_party:
     case insider_lie::relayed_abort:
     case insider_lie::unproven_progress:
+    case insider_lie::earlier_life_abort:
       return;
   }
   inject(decode, ack);

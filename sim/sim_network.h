@@ -20,7 +20,9 @@
 // echoing an ABORT it saw go by, as the prefill rank the ABORT was for (proven the same way) or as itself with a token it minted on its own link; the ABORT itself, sent on
 // to its audience as the insider's own; and a drain-ACK recorded in an earlier life of the
 // cluster (the same link keys, the decode rank's previous epoch): genuine and proven by the
-// prefill rank that sent it then, but not the token this life issued. It also sends what a
+// prefill rank that sent it then, but not the token this life issued. It replays an ABORT
+// recorded before the prefill rank restarted (made under the key of the link's earlier life)
+// to the prefill rank's present life, for the same (room, generation). It also sends what a
 // stranger holding no key could: progress in the prefill rank's name with no proof at all.
 #include <cstdint>
 #include <deque>
@@ -54,9 +56,12 @@ class sim_network {
   using link_lookup = std::function<const core::link_macs&(core::rank_id, core::rank_id)>;
   // The insider: `rank` is its id (a member of the cluster, party to no request); `links` the
   // world's link keys, from which it takes its own and the earlier life's recordings.
-  void set_insider(core::rank_id rank, link_lookup links) {
+  // `before_restart(a, b)`: the key the link between `a` and `b` had while `b` was in its
+  // earlier life (before it restarted), from which the insider takes that life's recordings.
+  void set_insider(core::rank_id rank, link_lookup links, link_lookup before_restart) {
     insider_ = rank;
     links_ = std::move(links);
+    links_before_restart_ = std::move(before_restart);
   }
 
  private:
@@ -90,6 +95,7 @@ class sim_network {
   const sim_liveness* liveness_ = nullptr;
   std::optional<core::rank_id> insider_;
   link_lookup links_;
+  link_lookup links_before_restart_;
 };
 
 }  // namespace kvsim::sim

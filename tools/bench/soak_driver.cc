@@ -258,20 +258,25 @@ core_under_test set_up_core(const core_ports& p, const soak_config& config) {
   splitmix key_bytes(config.seed ^ 0x6b76'7369'6d5f'6b65ULL);
   for (auto& byte : key.bytes) byte = static_cast<std::uint8_t>(key_bytes.next());
 
+  // Each rank's life, drawn at its start; the keys of their link are bound to both, as a
+  // deployment that tells each rank its peers' lives builds them (core/link_keys.h).
+  const std::uint64_t prefill_life = key_bytes.next() | 1;
+  const std::uint64_t decode_life = key_bytes.next() | 1;
+
   core_under_test c;
   // Prefill's memory of a room's ABORTs lives as long as the room; the keys it retires with
   // the rooms are bounded by its capacity, sized here like the tombstone tables (as decode's).
   c.prefill_core = std::make_unique<core::prefill_rank>(
       prefill_rank, prefill_ports{p.transfers, p.prefill_control, p.events},
-      link_keyring(prefill_rank, key, {decode_rank}),
+      link_keyring(prefill_rank, prefill_life, key, {{decode_rank, decode_life}}),
       prefill_rank_options{.pages_total = config.pages_per_rank,
                            .tombstones_max = config.tombstones_max,
                            .tokens_remembered_max = config.tombstones_max});
   c.decode_core = std::make_unique<core::decode_rank>(
       decode_rank, decode_ports{p.decode_control, p.time, p.events, p.peers},
-      link_keyring(decode_rank, key, {prefill_rank}),
+      link_keyring(decode_rank, decode_life, key, {{prefill_rank, prefill_life}}),
       decode_rank_options{.pages_total = config.pages_per_rank,
-                          .token_epoch = key_bytes.next() | 1,
+                          .token_epoch = decode_life,
                           .tokens_remembered_max = config.tombstones_max});
   c.prefill_ledger = &c.prefill_core->ledger();
   c.lifetimes = &c.prefill_core->lifetimes();
