@@ -191,6 +191,13 @@ class markdown_test(unittest.TestCase):
         self.assertIn("`M1` line 3, ror [a unit test kills it]", text)
         self.assertNotIn("`M2`", text.split("## Survivors")[1])
 
+    def test_hand_written_sections_follow_the_summary_in_order(self):
+        text = markdown.render(self.report(), {"core/x.cc:f": "nothing reads it"}, "cmd",
+                               sections=["## Planted\n\nrows\n", "## History\n"])
+        self.assertLess(text.index("**Search score"), text.index("## Planted"))
+        self.assertLess(text.index("## Planted"), text.index("## History"))
+        self.assertLess(text.index("## History"), text.index("## By file"))
+
 
 if __name__ == "__main__":
     unittest.main()

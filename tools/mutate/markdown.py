@@ -1,7 +1,11 @@
 """Renders a tools/mutate.sh --json report as the Markdown of docs/mutation.md.
 
   python3 tools/mutate/markdown.py REPORT.json --notes tools/mutate/survivor_notes.txt \
-      --command "tools/mutate.sh --jobs 2 --json REPORT.json" > docs/mutation.md
+      --command "tools/mutate.sh --jobs 2 --json REPORT.json" \
+      --section tools/mutate/planted.md --section tools/mutate/history.md > docs/mutation.md
+
+Each --section is hand-written Markdown placed after the run's summary (the planted broken
+cores, the scores of earlier runs): the page is rendered whole from its sources every time.
 
 The notes file says why survivors survive, one line per function (or per function and
 operator): `core/x.cc:name[ operator]  why`. Every function with a survivor needs a note; a
@@ -72,7 +76,8 @@ def baseline_section(baseline: dict, report: dict, baseline_label: str, label: s
     ]
 
 
-def render(report: dict, notes: dict[str, str], command: str, before: list[str] | None = None) -> str:
+def render(report: dict, notes: dict[str, str], command: str, before: list[str] | None = None,
+           sections: list[str] | None = None) -> str:
     rows = report["mutants"]
     function_of = functions_by_id(rows)
     out = []
@@ -104,6 +109,8 @@ def render(report: dict, notes: dict[str, str], command: str, before: list[str] 
         f"to judge; a mutant times out after {budget['timeout_seconds']:.0f}s")
     out.append(f"- Wall time: {budget.get('wall_seconds', 0) / 60:.0f} min on this machine (2 cores, `--jobs 2`)\n")
     out.extend(before or [])
+    for section in sections or []:
+        out.append(section.rstrip("\n") + "\n")
 
     out.append("## By file\n")
     out.append("| file | mutants | killed | survived | timed out | build error | equivalent | score |")
@@ -127,7 +134,7 @@ def render(report: dict, notes: dict[str, str], command: str, before: list[str] 
     out.append("")
 
     out.append("## Survivors, and why they survive\n")
-    out.append("The to-do list for the depth issue: each group is a function of the core, with why the "
+    out.append("What the search does not see yet: each group is a function of the core, with why the "
                "search does not see its mutants, then the mutants (`tools/mutate.sh --list` shows them all; "
                "`--only FILE` reruns a file). Timed-out mutants are listed with the survivors.\n")
     survivors = [r for r in rows if r["status"] in ("survived", "timed_out")]
@@ -164,13 +171,16 @@ def main() -> int:
     parser.add_argument("--baseline", help="an earlier report, shown beside this one")
     parser.add_argument("--baseline-label", default="before")
     parser.add_argument("--label", default="after")
+    parser.add_argument("--section", action="append", default=[],
+                        help="a hand-written Markdown file placed after the summary (repeatable)")
     args = parser.parse_args()
     report = json.loads(pathlib.Path(args.report).read_text())
     before = None
     if args.baseline:
         baseline = json.loads(pathlib.Path(args.baseline).read_text())
         before = baseline_section(baseline, report, args.baseline_label, args.label)
-    sys.stdout.write(render(report, read_notes(args.notes), args.command, before))
+    sections = [pathlib.Path(path).read_text() for path in args.section]
+    sys.stdout.write(render(report, read_notes(args.notes), args.command, before, sections))
     return 0
 
 
