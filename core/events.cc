@@ -54,7 +54,9 @@ struct describer {
   void operator()(const room_opened& e) const { out << "room_opened " << to_string(e.key); }
   void operator()(const room_closed& e) const {
     out << "room_closed " << to_string(e.key) << " pending=" << e.pending_leases
-        << (e.tombstone ? " tombstone" : "");
+        << (!e.tombstone                                    ? ""
+            : e.table == tombstone_table::before_open ? " tombstone"
+                                                            : " tombstone=finished");
   }
   void operator()(const chunk_admitted& e) const {
     out << "chunk_admitted " << to_string(e.key) << " pending=" << e.pending_leases;

@@ -72,10 +72,18 @@ struct ledger_misuse {
 struct room_opened {
   room_key key;
 };
+// Which of the room table's two tombstone tables (core/room_lifetimes.h) a tombstone is in.
+enum class tombstone_table : std::uint8_t {
+  before_open,  // an ABORT came before the open: refuses that generation's late sender (B10)
+  finished,     // an aborted incarnation that is over: refuses its reopen
+};
 struct room_closed {
   room_key key;
   std::uint32_t pending_leases = 0;
-  bool tombstone = false;  // close came before open: a late open will be refused
+  bool tombstone = false;  // the room was not open here: a tombstone, if none was there yet
+  // Where that tombstone goes: before_open for a close before the open (a late open will be
+  // refused), finished for a close of an incarnation that is over here (its open came and went).
+  tombstone_table table = tombstone_table::before_open;
 };
 struct chunk_admitted {
   room_key key;
@@ -87,11 +95,6 @@ struct chunk_released {
 };
 struct room_cleared {
   room_key key;
-};
-// Which of the room table's two tombstone tables (core/room_lifetimes.h) a tombstone is in.
-enum class tombstone_table : std::uint8_t {
-  before_open,  // an ABORT came before the open: refuses that generation's late sender (B10)
-  finished,     // an aborted incarnation that is over: refuses its reopen
 };
 // A full table made room for a new tombstone by dropping its oldest.
 struct tombstone_evicted {

@@ -42,6 +42,7 @@ cluster_key derive_link_key(const cluster_key& cluster, rank_id a, rank_id b) {
 cluster_key derive_life_link_key(const cluster_key& cluster, rank_id a, std::uint64_t life_a,
                                  rank_id b, std::uint64_t life_b) {
   KVSIM_INVARIANT(life_a != 0 && life_b != 0, "a life is drawn at a rank's start, never zero");
+  KVSIM_INVARIANT(a != b, "a link joins two ranks: a rank holds no key to itself");
   const cluster_key link = derive_link_key(cluster, a, b);
   // The lower rank's life first, so that both ends hash the same bytes.
   const std::uint64_t lives[2] = {a < b ? life_a : life_b, a < b ? life_b : life_a};

@@ -45,6 +45,7 @@ struct peer_life {
 // The key of the link between life `life_a` of rank `a` and life `life_b` of rank `b`: the
 // link's key (derive_link_key) keyed over both lives in the order of their ranks (BLAKE2b),
 // so both ends derive the same key and any other life of either end derives another.
+// `a` and `b` differ: a link joins two ranks.
 cluster_key derive_life_link_key(const cluster_key& cluster, rank_id a, std::uint64_t life_a,
                                  rank_id b, std::uint64_t life_b);
 

@@ -26,6 +26,8 @@ bool prefill_sender::open(room_key key, std::span<const page_index> source_pages
     // the table's event). Tombstoned: aborted before it existed, so the request is over on
     // this rank before it began, and every decode rank waiting for it hears it failed.
     if (opened.error() != lifetime_error::tombstoned) return false;
+    // Over here as a forgotten room is: the ABORT that tombstoned it is retired with it.
+    state_.tokens.forget(key);
     emit(request_finished{key, request_outcome::aborted});
     for (rank_id decode : decode_ranks) send_outcome(key, decode, true);
     return false;
@@ -189,14 +191,15 @@ void prefill_sender::on_abort(const control_message& abort) {
   // The verifier's memory of a room's ABORTs lives as long as the room: forgotten (retired)
   // when the room is (forget_if_done), so it never grows with the requests served. An
   // authentic ABORT of a room that is over, a replay or a late first one from another decode
-  // rank alike, is answered as one of a room this rank does not have: closed (a tombstone, once:
-  // a close is idempotent) and drain-ACKed, since nothing of it is in flight here.
+  // rank alike, is closed as an incarnation that is over (a finished tombstone, once: a close
+  // is idempotent; never a before-open one, which a stream of replays would evict the live
+  // ones with) and drain-ACKed, since nothing of it is in flight here.
   const status<token_rejection> accepted = state_.tokens.accept_abort(*abort.token, key, abort.from, party);
   if (!accepted && accepted.error() != token_rejection::retired) return;  // every rejection is an event
   const ack_target target{abort.from, *abort.token};
   if (!accepted) {
     // Over here, its ABORTs forgotten: nothing to register, nothing in flight to wait for.
-    (void)state_.lifetimes.close(key);
+    (void)state_.lifetimes.close_over(key);
     send_ack(key, target);
     return;
   }

@@ -64,6 +64,13 @@ status<lifetime_error> room_lifetimes::close(room_key key) {
   return done{};
 }
 
+status<lifetime_error> room_lifetimes::close_over(room_key key) {
+  if (rooms_.contains(key)) return close(key);
+  emit(room_closed{key, 0, true, tombstone_table::finished});
+  if (!is_tombstoned(key)) add_tombstone(finished_, tombstone_table::finished, key);
+  return done{};
+}
+
 status<lifetime_error> room_lifetimes::clear(room_key key) {
   const auto it = rooms_.find(key);
   if (it == rooms_.end()) return refuse(lifetime_error::unknown_room, key);

@@ -49,6 +49,12 @@ class room_lifetimes {
   status<lifetime_error> release(room_key key);
   // Idempotent: a duplicated ABORT closes nothing twice. Closing an unknown room tombstones it.
   status<lifetime_error> close(room_key key);
+  // The close of a (room, generation) the caller knows is over here (its open came and went,
+  // and its memory is retired): idempotent like close(), but a tombstone it leaves goes to
+  // `finished`. Its open will not come again, so it must never take the place of a before-open
+  // tombstone that stops a late sender (a replayed ABORT of a finished room would otherwise
+  // evict one).
+  status<lifetime_error> close_over(room_key key);
   // Forgets a drained room; a closed one leaves a finished tombstone so its incarnation
   // cannot reopen.
   status<lifetime_error> clear(room_key key);

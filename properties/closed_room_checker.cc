@@ -27,7 +27,10 @@ std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e
   const core::event_body& body = decided->what.body;
 
   if (const auto* closed = std::get_if<core::room_closed>(&body)) {
-    closed_.try_emplace({rank, closed->key}, closing{at, closed->tombstone});
+    // A close that leaves a before-open tombstone came before the room opened here.
+    closed_.try_emplace({rank, closed->key},
+                        closing{at, closed->tombstone &&
+                                        closed->table == core::tombstone_table::before_open});
   } else if (const auto* admitted = std::get_if<core::chunk_admitted>(&body)) {
     const auto it = closed_.find({rank, admitted->key});
     if (it == closed_.end()) return check_admission_after_failed(*admitted, rank, at);
@@ -36,7 +39,7 @@ std::optional<sim::finding> closed_room_checker::observe(const sim::sim_event& e
                         "I4: rank " + std::to_string(rank) + " admitted a chunk of " +
                             core::to_string(admitted->key) + " at step " + std::to_string(at.step) +
                             ", but the room was closed" +
-                            (close.tombstone ? " before it opened" : "") + " at step " +
+                            (close.before_open ? " before it opened" : "") + " at step " +
                             std::to_string(close.at.step),
                         {close.at.index, at.index},
                         {}};

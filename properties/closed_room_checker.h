@@ -42,7 +42,7 @@ class closed_room_checker : public sim::checker {
 
   struct closing {
     event_mark at;
-    bool tombstone = false;
+    bool before_open = false;  // the close left a before-open tombstone
   };
 
   std::optional<sim::finding> check_status(const core::status_changed& change, core::rank_id rank,

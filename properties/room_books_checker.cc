@@ -211,7 +211,7 @@ std::optional<sim::finding> room_books_checker::follow(table_model& t, const cor
                        " with " + std::to_string(closed->pending_leases) + " lease(s) pending",
                    {});
     }
-    if (!t.tombstoned(closed->key)) add_tombstone(t, core::tombstone_table::before_open, closed->key);
+    if (!t.tombstoned(closed->key)) add_tombstone(t, closed->table, closed->key);
   } else if (const auto* cleared = std::get_if<core::room_cleared>(&what.body)) {
     const auto room = t.rooms.find(cleared->key);
     if (room == t.rooms.end()) {

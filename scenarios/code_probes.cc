@@ -138,7 +138,10 @@ void probe_counter::observe_core(const core::event& e) {
           [&](const core::room_opened& o) { rooms_opened_.insert({rank, o.key}); },
           [&](const core::room_closed& c) {
             // A tombstone for a room this rank never opened (not the close of one cleared).
-            if (c.tombstone && !rooms_opened_.contains({rank, c.key})) hit(probe::tombstone_left);
+            if (c.tombstone && c.table == core::tombstone_table::before_open &&
+                !rooms_opened_.contains({rank, c.key})) {
+              hit(probe::tombstone_left);
+            }
           },
           [&](const core::tombstone_evicted&) { hit(probe::tombstone_evicted); },
           [&](const core::chunk_admitted& c) { chunks_admitted_.insert({rank, c.key}); },

@@ -38,6 +38,7 @@ namespace kvsim::scenarios {
 std::vector<sim::core_audited> audit_prefill(core::rank_id rank, const core::prefill_sender& sender,
                                              const core::room_lifetimes& lifetimes,
                                              const core::transfer_status_table& statuses,
+                                             const core::abort_token_verifier& verifier,
                                              const std::vector<core::room_key>& keys) {
   sim::core_audited by_sender{rank, "prefill_sender", {}};
   sim::core_audited by_lifetimes{rank, "room_lifetimes", {}};
@@ -53,6 +54,11 @@ std::vector<sim::core_audited> audit_prefill(core::rank_id rank, const core::pre
     if (const auto status = statuses.get(key)) {
       by_statuses.held.push_back(room + ": status " + core::to_string(*status) + " kept");
     }
+  }
+  // Only once the sender tracks no room: a room still tracked may still hold its ABORTs.
+  if (by_sender.held.empty() && verifier.remembered() > 0) {
+    by_sender.held.push_back(std::to_string(verifier.remembered()) +
+                             " ABORT token(s) still remembered by the verifier");
   }
   return {by_sender, by_lifetimes, by_statuses};
 }

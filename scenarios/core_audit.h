@@ -5,6 +5,7 @@
 // (properties/ledger_audit_checker.h) and report anything else still held as a leak (I8).
 #include <vector>
 
+#include "core/abort_token.h"
 #include "core/decode_receiver.h"
 #include "core/ids.h"
 #include "core/page_ledger.h"
@@ -20,10 +21,13 @@ sim::ledger_audited audit_ledger(core::rank_id rank, const core::page_ledger& le
                                  const std::vector<core::room_key>& owners);
 
 // A prefill rank: rooms its sender still tracks or still runs chunks of, rooms its lifetime
-// tracker still admits or counts chunk leases for, statuses its table still keeps.
+// tracker still admits or counts chunk leases for, statuses its table still keeps, and the
+// ABORT tokens its verifier still remembers once the sender tracks no room (each room that is
+// over forgets its own: what stays is memory that only grows).
 std::vector<sim::core_audited> audit_prefill(core::rank_id rank, const core::prefill_sender& sender,
                                              const core::room_lifetimes& lifetimes,
                                              const core::transfer_status_table& statuses,
+                                             const core::abort_token_verifier& verifier,
                                              const std::vector<core::room_key>& keys);
 
 // A decode rank: requests it registered (`keys`) that its receiver never finished, and the

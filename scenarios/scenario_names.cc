@@ -13,6 +13,8 @@ static_assert(static_cast<std::size_t>(core::prefetch_state::active) + 1 ==
               detail::prefetch_state_names.size());
 static_assert(static_cast<std::size_t>(core::allocation_order::fifo) + 1 ==
               detail::allocation_names.size());
+static_assert(static_cast<std::size_t>(link_keying::per_pair) + 1 ==
+              detail::link_keying_names.size());
 
 template <std::size_t N, class E>
 const char* name_in(const std::array<const char*, N>& names, E value) {
@@ -37,6 +39,7 @@ const char* to_string(core::prefetch_state state) {
   return name_in(prefetch_state_names, state);
 }
 const char* to_string(core::allocation_order order) { return name_in(allocation_names, order); }
+const char* to_string(link_keying keying) { return name_in(link_keying_names, keying); }
 }  // namespace detail
 
 }  // namespace kvsim::scenarios

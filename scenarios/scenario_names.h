@@ -18,6 +18,7 @@ inline constexpr std::array<const char*, 5> abort_phase_names{
 inline constexpr std::array<const char*, 2> origin_names{"decode", "prefill"};
 inline constexpr std::array<const char*, 3> prefetch_state_names{"missing", "pending", "active"};
 inline constexpr std::array<const char*, 2> allocation_names{"lifo", "fifo"};
+inline constexpr std::array<const char*, 2> link_keying_names{"per_life", "per_pair"};
 
 // "I1".."I9": the invariants of DOMAIN.md.
 inline constexpr std::array<const char*, 9> invariant_names{"I1", "I2", "I3", "I4", "I5",
@@ -28,6 +29,7 @@ inline constexpr std::string_view canary_variant = "canary";
 
 const char* to_string(core::prefetch_state state);
 const char* to_string(core::allocation_order order);
+const char* to_string(link_keying keying);
 
 }  // namespace detail
 }  // namespace kvsim::scenarios

@@ -129,7 +129,7 @@ class scenario_parser {
     in_.object(value, path);
     in_.only_keys(value, path,
                   {"prefill_ranks", "decode_ranks", "attention_group", "pages_per_rank",
-                   "page_bytes", "tombstones", "allocation"});
+                   "page_bytes", "tombstones", "allocation", "link_keys"});
     topology_spec t;
     const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min,
                           std::uint32_t max) {
@@ -148,6 +148,10 @@ class scenario_parser {
     if (const json* order = json_reader::optional(value, "allocation")) {
       t.allocation = static_cast<core::allocation_order>(
           in_.one_of(*order, member_path(path, "allocation"), allocation_names));
+    }
+    if (const json* keying = json_reader::optional(value, "link_keys")) {
+      t.link_keys = static_cast<link_keying>(
+          in_.one_of(*keying, member_path(path, "link_keys"), link_keying_names));
     }
     return t;
   }

@@ -20,6 +20,14 @@ enum class scenario_kind : std::uint8_t {
   prefetch,  // HiCache storage prefetch abort across an attention group (H1..H3)
 };
 
+// transfer: what each link's key is bound to (core/link_keys.h).
+enum class link_keying : std::uint8_t {
+  per_life,  // the pair of ranks and the lives of both ends: a recording from before either
+             // end restarted fails its MAC (the simulated ranks and the soak)
+  per_pair,  // the pair of ranks only, on a transport that seals each connection, so nothing
+             // recorded on an earlier connection arrives on a later one (the real backend)
+};
+
 struct topology_spec {
   std::uint32_t prefill_ranks = 1;
   std::uint32_t decode_ranks = 1;
@@ -34,6 +42,7 @@ struct topology_spec {
   // is the next one taken, so a premature free shows at once) or FIFO (SGLang's allocator
   // shape: a freed page goes to the back of the free list and comes back later).
   core::allocation_order allocation = core::allocation_order::lifo;
+  link_keying link_keys = link_keying::per_life;
 
   friend bool operator==(const topology_spec&, const topology_spec&) = default;
 };

@@ -20,6 +20,7 @@ json topology_json(const topology_spec& t) {
   if (t.allocation != core::allocation_order::lifo) {
     out["allocation"] = detail::to_string(t.allocation);
   }
+  if (t.link_keys != link_keying::per_life) out["link_keys"] = detail::to_string(t.link_keys);
   return out;
 }
 

@@ -60,33 +60,46 @@ std::uint64_t earlier_life(rank_id rank) { return rank_life(rank) ^ (1ULL << 63)
 // Keying HMAC per rank per run was 4% of a page42 search. The insider (an adversary) looks
 // up any link here, and a link as it was before one of its ends restarted; the ranks' own
 // keyrings are built below as the real backend builds them.
-const core::link_macs& world_link_of_lives(rank_id a, rank_id b, std::optional<rank_id> restarted) {
-  thread_local std::map<std::tuple<rank_id, rank_id, std::optional<rank_id>>, core::link_macs> prepared;
-  const auto key = std::tuple{std::min(a, b), std::max(a, b), restarted};
+// Under per_pair keying the key of a link is the pair's alone (`restarted` is then unused: no
+// recording crosses a connection).
+const core::link_macs& world_link_of_lives(link_keying keying, rank_id a, rank_id b,
+                                           std::optional<rank_id> restarted) {
+  thread_local std::map<std::tuple<link_keying, rank_id, rank_id, std::optional<rank_id>>,
+                        core::link_macs>
+      prepared;
+  const auto key = std::tuple{keying, std::min(a, b), std::max(a, b), restarted};
   auto it = prepared.find(key);
   if (it == prepared.end()) {
     const auto life = [&](rank_id r) { return r == restarted ? earlier_life(r) : rank_life(r); };
-    const core::cluster_key link = core::derive_life_link_key(world_key(), a, life(a), b, life(b));
+    const core::cluster_key link =
+        keying == link_keying::per_pair
+            ? core::derive_link_key(world_key(), a, b)
+            : core::derive_life_link_key(world_key(), a, life(a), b, life(b));
     it = prepared.emplace(key, core::link_macs(link)).first;
   }
   return it->second;
 }
-const core::link_macs& world_link(rank_id a, rank_id b) { return world_link_of_lives(a, b, std::nullopt); }
+const core::link_macs& world_link(link_keying keying, rank_id a, rank_id b) {
+  return world_link_of_lives(keying, a, b, std::nullopt);
+}
 const core::link_macs& world_link_before_restart(rank_id a, rank_id restarted) {
-  return world_link_of_lives(a, restarted, restarted);
+  return world_link_of_lives(link_keying::per_life, a, restarted, restarted);
 }
 
 // The keys rank `self` holds: its links to every rank in `peers`, and no other, each bound to
-// the lives of both ends. Built by the core's own keyring constructor from the cluster key (as
-// a real rank's start-up builds it), once per thread for each (rank, peers), and copied per run.
-core::link_keyring world_keyring(rank_id self, const std::vector<rank_id>& peers) {
-  thread_local std::map<std::pair<rank_id, std::vector<rank_id>>, core::link_keyring> built;
-  auto it = built.find({self, peers});
+// the lives of both ends (per_life) or to the pair alone (per_pair). Built by the core's own
+// keyring constructors from the cluster key (as a real rank's start-up builds it), once per
+// thread for each (keying, rank, peers), and copied per run.
+core::link_keyring world_keyring(link_keying keying, rank_id self, const std::vector<rank_id>& peers) {
+  thread_local std::map<std::tuple<link_keying, rank_id, std::vector<rank_id>>, core::link_keyring> built;
+  auto it = built.find({keying, self, peers});
   if (it == built.end()) {
     std::vector<core::peer_life> lives;
     for (rank_id peer : peers) lives.push_back({peer, rank_life(peer)});
-    const core::link_keyring ring(self, rank_life(self), world_key(), lives);
-    it = built.emplace(std::pair{self, peers}, ring).first;
+    const core::link_keyring ring = keying == link_keying::per_pair
+                                        ? core::link_keyring(self, world_key(), peers)
+                                        : core::link_keyring(self, rank_life(self), world_key(), lives);
+    it = built.emplace(std::tuple{keying, self, peers}, ring).first;
   }
   return it->second;
 }
@@ -99,7 +112,7 @@ struct transfer_world::parts {
         : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
           engine(p.world, rank, {}),
           core(rank, {engine, p.network.endpoint(rank), p.world.core_sink()},
-               world_keyring(rank, p.peers_of_prefill()),
+               world_keyring(p.spec.topology.link_keys, rank, p.peers_of_prefill()),
                core::prefill_rank_options{.pages_total = p.spec.topology.pages_per_rank,
                                           .order = p.spec.topology.allocation,
                                           .tombstones_max = p.spec.topology.tombstones,
@@ -112,6 +125,7 @@ struct transfer_world::parts {
     core::room_lifetimes& lifetimes = core.lifetimes();
     core::transfer_status_table& statuses = core.statuses();
     core::prefill_sender& sender = core.sender();
+    core::abort_token_verifier& verifier = core.verifier();
     std::map<room_key, std::map<rank_id, std::vector<page_index>>> metadata;
     std::set<room_key> aborts_seen;
     std::map<room_key, std::size_t> chunks_queued;  // to every decode rank
@@ -124,7 +138,7 @@ struct transfer_world::parts {
     decode_rank_parts(parts& p, rank_id rank)
         : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
           core(rank, {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
-               world_keyring(rank, p.peers_of_decode()),
+               world_keyring(p.spec.topology.link_keys, rank, p.peers_of_decode()),
                core::decode_rank_options{.pages_total = p.spec.topology.pages_per_rank,
                                          .order = p.spec.topology.allocation,
                                          .token_epoch = rank_life(rank),
@@ -158,7 +172,15 @@ struct transfer_world::parts {
     // The insider (fault message_forge): a member of the cluster with the next free rank id,
     // holding the keys of its links to every rank, party to no request (sim_network.h).
     insider = prefills + spec.topology.decode_ranks;
-    if (spec.faults.message_forge) network.set_insider(*insider, world_link, world_link_before_restart);
+    // Under per_pair keying each connection is sealed on its own: nothing recorded before a
+    // restart arrives after it, so the insider holds no recording of an earlier life.
+    const link_keying keying = spec.topology.link_keys;
+    if (spec.faults.message_forge) {
+      network.set_insider(
+          *insider, [keying](rank_id a, rank_id b) -> const core::link_macs& { return world_link(keying, a, b); },
+          keying == link_keying::per_life ? sim::sim_network::link_lookup(world_link_before_restart)
+                                          : sim::sim_network::link_lookup());
+    }
     for (rank_id p : prefill_ranks) prefill.emplace(p, std::make_unique<prefill_rank_parts>(*this, p));
     for (rank_id d : decode_ranks) decode.emplace(d, std::make_unique<decode_rank_parts>(*this, d));
     std::map<rank_id, sim::kv_memory*> memories;
@@ -204,7 +226,7 @@ struct transfer_world::parts {
       for (const auto& [rank, part] : prefill) {
         world.emit(audit_ledger(rank, part->ledger, keys));
         for (sim::core_audited& audit :
-             audit_prefill(rank, part->sender, part->lifetimes, part->statuses, keys)) {
+             audit_prefill(rank, part->sender, part->lifetimes, part->statuses, part->verifier, keys)) {
           world.emit(std::move(audit));
         }
         for (const room_key& key : keys) read_status(rank, key);

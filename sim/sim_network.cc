@@ -318,6 +318,7 @@ void sim_network::lie(core::rank_id to, const core::control_message& message) {
       return;
     }
     case insider_lie::earlier_life_abort: {
+      if (!links_before_restart_) return;  // no recording crosses a sealed connection
       // Decode aborted this (room, generation) in the prefill rank's earlier life, whose
       // memories went with it; the recorded ABORT is genuine, under the key the link had then.
       const core::rank_id prefill_side = from_decode ? to : message.from;

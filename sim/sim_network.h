@@ -57,7 +57,9 @@ class sim_network {
   // The insider: `rank` is its id (a member of the cluster, party to no request); `links` the
   // world's link keys, from which it takes its own and the earlier life's recordings.
   // `before_restart(a, b)`: the key the link between `a` and `b` had while `b` was in its
-  // earlier life (before it restarted), from which the insider takes that life's recordings.
+  // earlier life (before it restarted), from which the insider takes that life's recordings;
+  // empty where no recording of an earlier connection can arrive (a transport that seals each
+  // connection): that lie then sends nothing.
   void set_insider(core::rank_id rank, link_lookup links, link_lookup before_restart) {
     insider_ = rank;
     links_ = std::move(links);

@@ -206,6 +206,43 @@ TEST_F(PrefillSenderB10, HistoricalAbortBeforeOpenLetsTheLateSenderStart) {
   EXPECT_TRUE(send(1)) << "writes after the ACK: decode has already freed these pages";
 }
 
+// Replays of authentic ABORTs need no key, only a recording. Each names a room that is over here,
+// so each is ACKed and closed as one; if that close took a before-open place, a stream of them
+// would evict the tombstone that stops a late sender, whose open would then be admitted.
+TEST(PrefillSenderReplays, ReplayedAbortsOfRoomsThatAreOverNeverLetALateSenderIn) {
+  recording_sink sink;
+  fake_transfers transfers;
+  fake_messenger control;
+  page_ledger ledger{prefill_rank, 8, sink};
+  room_lifetimes lifetimes{prefill_rank, sink, 1};  // one tombstone per table: the tightest
+  transfer_status_table statuses{prefill_rank, sink};
+  abort_token_verifier verifier{prefill_rank, test_key(), sink};
+  abort_token_issuer decode_tokens{decode_rank, test_key(), 1, sink};
+  prefill_sender sender(prefill_rank, {transfers, control, sink}, {ledger, lifetimes, statuses, verifier},
+                        variant::safe());
+  const auto abort_of = [&](room_key key) {
+    return control_message{control_kind::abort, decode_rank, key, decode_tokens.issue(key, prefill_rank), {}, {}};
+  };
+  std::vector<control_message> recorded;
+  for (generation_t g = 0; g < 3; ++g) {  // served, aborted, over: their ABORTs recorded
+    const room_key served{40, g};
+    const auto pages = ledger.allocate(served, 1).value();
+    ASSERT_TRUE(sender.open(served, pages));
+    recorded.push_back(abort_of(served));
+    sender.on_abort(recorded.back());
+    sender.finish(served);
+    ASSERT_FALSE(sender.tracking(served));
+  }
+  const room_key late{9, 0};
+  sender.on_abort(abort_of(late));  // decode gave up before this rank's sender existed
+  ASSERT_TRUE(lifetimes.is_tombstoned_before_open(late));
+  for (const control_message& replay : recorded) sender.on_abort(replay);
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::retired);
+  EXPECT_TRUE(lifetimes.is_tombstoned_before_open(late)) << "a replay evicted the late sender's tombstone";
+  const auto pages = ledger.allocate(late, 1).value();
+  EXPECT_FALSE(sender.open(late, pages)) << "the late sender was let in";
+}
+
 }  // namespace
 }  // namespace kvsim::core::prefill_sender_test
 

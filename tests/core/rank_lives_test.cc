@@ -55,6 +55,11 @@ TEST(RankLivesDeathTest, ALifeIsNeverZero) {
                "never zero");
 }
 
+TEST(RankLivesDeathTest, ALinkJoinsTwoRanks) {
+  EXPECT_DEATH((void)derive_life_link_key(cluster(), decode, decode_life, decode, decode_life + 1),
+               "a link joins two ranks");
+}
+
 // One life of a prefill rank, assembled by its composition root on a keyring of that life.
 struct prefill_life {
   explicit prefill_life(std::uint64_t life)

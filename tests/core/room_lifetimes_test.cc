@@ -276,6 +276,43 @@ TEST(RoomLifetimes, OrdinaryAbortsNeverEvictABeforeOpenTombstone) {
       << "the late sender must still be refused";
 }
 
+// A replayed ABORT of a room that is over here (its memory retired) is closed into the finished
+// table: however many come, the before-open tombstone that stops a late sender stays.
+TEST(RoomLifetimes, ClosesOfRoomsThatAreOverNeverEvictABeforeOpenTombstone) {
+  recording_sink sink;
+  room_lifetimes lifetimes(0, sink, 1);
+  ASSERT_TRUE(lifetimes.close(request_b));  // the ABORT came before request_b's sender
+  for (generation_t g = 0; g < 5; ++g) {
+    const room_key over{40, g};
+    ASSERT_TRUE(lifetimes.open(over));  // served and finished without an abort
+    ASSERT_TRUE(lifetimes.clear(over));
+    sink.clear();
+    ASSERT_TRUE(lifetimes.close_over(over));  // then its ABORT, replayed or late
+    ASSERT_FALSE(sink.events().empty());
+    const auto* closed = std::get_if<room_closed>(&sink.events()[0].body);
+    ASSERT_NE(closed, nullptr);
+    EXPECT_TRUE(closed->tombstone);
+    EXPECT_EQ(closed->table, tombstone_table::finished);
+    EXPECT_TRUE(lifetimes.is_closed(over));
+    ASSERT_TRUE(lifetimes.close_over(over));  // idempotent
+  }
+  EXPECT_EQ(lifetimes.finished_count(), 1u);
+  EXPECT_TRUE(lifetimes.is_tombstoned_before_open(request_b));
+  EXPECT_EQ(error_of(lifetimes.open(request_b)), lifetime_error::tombstoned)
+      << "the late sender must still be refused";
+}
+
+TEST(RoomLifetimes, ACloseOfARoomThatIsOverButStillOpenIsAnOrdinaryClose) {
+  recording_sink sink;
+  room_lifetimes lifetimes(0, sink, 1);
+  ASSERT_TRUE(lifetimes.open(request_a));
+  ASSERT_TRUE(lifetimes.close_over(request_a));
+  EXPECT_TRUE(lifetimes.is_tracked(request_a));
+  EXPECT_FALSE(lifetimes.is_admitting(request_a));
+  EXPECT_EQ(lifetimes.finished_count(), 0u);
+  EXPECT_EQ(lifetimes.tombstone_count(), 0u);
+}
+
 TEST(RoomLifetimes, ClearingAClosedRoomIntoAFullFinishedTableEvictsItsOldest) {
   recording_sink sink;
   room_lifetimes lifetimes(0, sink, 1);

@@ -126,6 +126,34 @@ TEST(RoomBooksChecker, FiresOnAClearWithLeasesPending) {
   EXPECT_NE(found->message.find("with 1 chunk lease(s) pending"), std::string::npos);
 }
 
+// A close of a room that is over (close_over) puts its tombstone in the finished table: the
+// production table's own events are quiet, and a before-open eviction it claimed would fire.
+TEST(RoomBooksChecker, QuietOnClosesOfRoomsThatAreOverIntoAFullFinishedTable) {
+  event_builder log;
+  log.add(sim::lifetimes_created{rank, 1});
+  core::room_lifetimes table(rank, log, 1);
+  ASSERT_TRUE(table.close(a));  // before open: a
+  for (const room_key& key : {b, c}) {
+    ASSERT_TRUE(table.open(key));
+    ASSERT_TRUE(table.clear(key));
+    ASSERT_TRUE(table.close_over(key));  // finished: b, then c evicts b
+  }
+  room_books_checker checker;
+  EXPECT_EQ(observe_all(checker, log.events()), std::nullopt);
+}
+
+TEST(RoomBooksChecker, FiresWhenACloseOfARoomThatIsOverEvictsABeforeOpenTombstone) {
+  event_builder log;
+  log.add(sim::lifetimes_created{rank, 1});
+  log.decided(rank, core::room_closed{a, 0, true});
+  log.decided(rank, core::room_closed{b, 0, true, core::tombstone_table::finished});
+  const auto evicted = log.decided(rank, core::tombstone_evicted{a, core::tombstone_table::before_open});
+  room_books_checker checker;
+  const auto found = observe_all(checker, log.events());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(found->evidence.back(), evicted);
+}
+
 TEST(RoomBooksChecker, FiresWhenAFullTableEvictsItsNewestInsteadOfItsOldest) {
   event_builder log;
   log.add(sim::lifetimes_created{rank, 2});

@@ -330,6 +330,9 @@ TEST_F(CatalogueErrors, AnUnknownNameOfAnEnumIsNamed) {
                {"field 'requests[0].origin' must be one of 'decode', 'prefill' (got \"router\")"});
   expect_error(put("/scenarios/0/topology/allocation", "random"), problem::unknown_value,
                {"field 'topology.allocation' must be one of 'lifo', 'fifo' (got \"random\")"});
+  expect_error(put("/scenarios/0/topology/link_keys", "per_rank"), problem::unknown_value,
+               {"field 'topology.link_keys' must be one of 'per_life', 'per_pair' (got "
+                "\"per_rank\")"});
   expect_error(put("/scenarios/1/faults/prefetch_states/1", "running"), problem::unknown_value,
                {"scenario 'hicache': field 'faults.prefetch_states[1]' must be one of 'missing', "
                 "'pending', 'active' (got \"running\")"});

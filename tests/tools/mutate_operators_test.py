@@ -146,6 +146,22 @@ class variant_only_test(unittest.TestCase):
         self.assertEqual(by_op["cond_negate"], {None})
         self.assertEqual(by_op["lcr"], {None})
 
+    def test_a_variant_held_by_a_member_is_recognised(self):
+        text = """namespace kvsim::core {
+ledger_options options_of(const rank_options& options) {
+  ledger_options ledger;
+  if (options.v.has(bug::b3_source_reuse)) ledger.release = release_policy::free_while_leased;
+  ledger.order = options.order;
+  return ledger;
+}
+}  // namespace kvsim::core
+"""
+        for m in mutants(text):
+            if "free_while_leased" in m.before and m.operator in ("stmt_delete", "cond_false"):
+                self.assertEqual(m.variant_only, "b3_source_reuse", m.diff())
+            if "ledger.order" in m.before:
+                self.assertIsNone(m.variant_only, m.diff())
+
     def test_else_branch_stays_live(self):
         for m in mutants():
             if "defer(" in m.before:

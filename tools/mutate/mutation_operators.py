@@ -246,14 +246,16 @@ class _generator:
                 self.add("swap_args", lead_a, lead_b + len(b), b + self.text[lead_a + len(a) : lead_b] + a)
 
 
-_variant_test = re.compile(r"variant_\.has\(bug::(\w+)\)")
+# A test of a historical bug's switch, on the variant itself or on a member holding it
+# (`variant_.has(bug::X)`, `options.v.has(bug::X)`).
+_variant_test = re.compile(r"(?:\w+\.)+has\(bug::(\w+)\)")
 
 
 def _variant_only_spans(code: str) -> list[tuple[int, int, str, set[str] | None]]:
     """Spans of code that run only when a historical bug is on: (start, end, bug, operators),
     operators None for any operator.
 
-    For `if (A && variant_.has(bug::X) && B) body`: the body, the whole condition when it is
+    For `if (A && variant_.has(bug::X) && B) body` (or `options.v.has(bug::X)`): the body, the whole condition when it is
     replaced (cond_false), and the conjuncts A and B (their value cannot matter while the
     variant test is false). Separators, the variant test itself and any else branch stay live.
     """
