@@ -30,28 +30,9 @@ std::optional<sim::finding> prefetch_books_checker::observe(const sim::sim_event
   return follow(decided->what.rank, decided->what.body, e.step, index);
 }
 
-std::optional<sim::finding> prefetch_books_checker::follow(core::rank_id rank,
-                                                           const core::event_body& body,
-                                                           std::uint64_t step,
-                                                           std::size_t index) {
-  const auto found = [&](const core::room_key& key, const std::string& why,
-                         std::vector<std::size_t> evidence) {
-    evidence.push_back(index);
-    return sim::finding{"I6",
-                        "I6: " + rank_text(rank) + "'s prefetch of " + core::to_string(key) + " " +
-                            why + " at step " + std::to_string(step),
-                        std::move(evidence),
-                        {}};
-  };
-  // Whatever the rank does to a prefetch it classified for an abort comes after the agreement.
-  const auto needs_agreement = [&](const core::room_key& key) -> std::optional<sim::finding> {
-    const books& b = books_[{rank, key}];
-    if (b.classified && !b.agreed) {
-      return found(key, "was acted on after its classification but before the group agreed",
-                   {b.since});
-    }
-    return std::nullopt;
-  };
+std::optional<prefetch_books_checker::disagreement> prefetch_books_checker::follow_classification(
+    core::rank_id rank, const core::event_body& body, std::size_t index, bool& handled) {
+  handled = true;
   if (const auto* registered = std::get_if<core::prefetch_registered>(&body)) {
     books& b = books_[{rank, registered->key}];
     b = books{};
@@ -60,10 +41,10 @@ std::optional<sim::finding> prefetch_books_checker::follow(core::rank_id rank,
   } else if (const auto* locked = std::get_if<core::prefetch_lock_taken>(&body)) {
     books& b = books_[{rank, locked->key}];
     if (b.state != core::prefetch_state::pending) {
-      return found(locked->key,
-                   std::string("took its lock while ") + core::to_string(b.state) +
-                       " (a lock needs a registered prefetch without one)",
-                   {b.since});
+      return disagreement{locked->key,
+                          std::string("took its lock while ") + core::to_string(b.state) +
+                              " (a lock needs a registered prefetch without one)",
+                          {b.since}};
     }
     b.state = core::prefetch_state::active;
     b.since = index;
@@ -74,10 +55,10 @@ std::optional<sim::finding> prefetch_books_checker::follow(core::rank_id rank,
   } else if (const auto* classified = std::get_if<core::prefetch_classified>(&body)) {
     books& b = books_[{rank, classified->key}];
     if (classified->local != b.state) {
-      return found(classified->key,
-                   std::string("was classified ") + core::to_string(classified->local) +
-                       ", but its events make it " + core::to_string(b.state),
-                   {b.since});
+      return disagreement{classified->key,
+                          std::string("was classified ") + core::to_string(classified->local) +
+                              ", but its events make it " + core::to_string(b.state),
+                          {b.since}};
     }
     b.classified = classified->local;
     b.agreed = false;
@@ -87,30 +68,47 @@ std::optional<sim::finding> prefetch_books_checker::follow(core::rank_id rank,
   } else if (const auto* agreed = std::get_if<core::prefetch_agreed>(&body)) {
     books& b = books_[{rank, agreed->key}];
     const core::prefetch_state group = classified_max_[agreed->key];
-    if (!b.classified) return found(agreed->key, "reported an agreement it never classified for", {});
+    if (!b.classified) return disagreement{agreed->key, "reported an agreement it never classified for", {}};
     if (agreed->group_max != group) {
-      return found(agreed->key,
-                   std::string("reported the group's agreement as ") +
-                       core::to_string(agreed->group_max) + ", but the group classified " +
-                       core::to_string(group) + " at most",
-                   {});
+      return disagreement{agreed->key,
+                          std::string("reported the group's agreement as ") +
+                              core::to_string(agreed->group_max) + ", but the group classified " +
+                              core::to_string(group) + " at most",
+                          {}};
     }
     b.agreed = true;
-  } else if (const auto* revoked = std::get_if<core::prefetch_revoked>(&body)) {
+  } else {
+    handled = false;
+  }
+  return std::nullopt;
+}
+
+std::optional<prefetch_books_checker::disagreement> prefetch_books_checker::follow_abort(
+    core::rank_id rank, const core::event_body& body) {
+  // Whatever the rank does to a prefetch it classified for an abort comes after the agreement.
+  const auto needs_agreement = [&](const core::room_key& key) -> std::optional<disagreement> {
+    const books& b = books_[{rank, key}];
+    if (b.classified && !b.agreed) {
+      return disagreement{key, "was acted on after its classification but before the group agreed", {b.since}};
+    }
+    return std::nullopt;
+  };
+  if (const auto* revoked = std::get_if<core::prefetch_revoked>(&body)) {
     if (auto early = needs_agreement(revoked->key)) return early;
     books& b = books_[{rank, revoked->key}];
-    if (!b.owes_revoke) return found(revoked->key, "was revoked though not classified pending", {});
+    if (!b.owes_revoke) return disagreement{revoked->key, "was revoked though not classified pending", {}};
     b.owes_revoke.reset();
   } else if (const auto* drained = std::get_if<core::prefetch_drained>(&body)) {
     if (auto early = needs_agreement(drained->key)) return early;
     books& b = books_[{rank, drained->key}];
     if (!b.read_completed || *b.read_completed != drained->read_completed) {
-      return found(drained->key,
-                   std::string("reported its read drained ") +
-                       (drained->read_completed ? "completed" : "failed") + ", but the read " +
-                       (!b.read_completed ? std::string("had not ended")
-                                          : *b.read_completed ? "completed" : "failed part-way"),
-                   {});
+      return disagreement{drained->key,
+                          std::string("reported its read drained ") +
+                              (drained->read_completed ? "completed" : "failed") + ", but the read " +
+                              (!b.read_completed ? std::string("had not ended")
+                               : *b.read_completed ? "completed"
+                                                   : "failed part-way"),
+                          {}};
     }
     b.drained = drained->read_completed;
   } else if (const auto* released = std::get_if<core::prefetch_lock_released>(&body)) {
@@ -122,15 +120,31 @@ std::optional<sim::finding> prefetch_books_checker::follow(core::rank_id rank,
       const core::host_page_owner by =
           *b.drained ? core::host_page_owner::scheduler : core::host_page_owner::io_thread;
       if (freed->by != by) {
-        return found(freed->key,
-                     std::string("had its host pages freed by the ") + core::to_string(freed->by) +
-                         " after a read that " + (*b.drained ? "completed" : "failed part-way") +
-                         " (the " + core::to_string(by) + "'s to free)",
-                     {});
+        return disagreement{freed->key,
+                            std::string("had its host pages freed by the ") + core::to_string(freed->by) +
+                                " after a read that " + (*b.drained ? "completed" : "failed part-way") +
+                                " (the " + core::to_string(by) + "'s to free)",
+                            {}};
       }
     }
   }
   return std::nullopt;
+}
+
+std::optional<sim::finding> prefetch_books_checker::follow(core::rank_id rank,
+                                                           const core::event_body& body,
+                                                           std::uint64_t step,
+                                                           std::size_t index) {
+  bool handled = false;
+  std::optional<disagreement> d = follow_classification(rank, body, index, handled);
+  if (!handled) d = follow_abort(rank, body);
+  if (!d) return std::nullopt;
+  d->evidence.push_back(index);
+  return sim::finding{"I6",
+                      "I6: " + rank_text(rank) + "'s prefetch of " + core::to_string(d->key) + " " +
+                          d->why + " at step " + std::to_string(step),
+                      std::move(d->evidence),
+                      {}};
 }
 
 std::optional<sim::finding> prefetch_books_checker::at_quiescence() {

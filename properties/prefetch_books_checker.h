@@ -18,6 +18,8 @@
 // hazard hidden.
 #include <cstddef>
 #include <map>
+#include <vector>
+#include <string>
 #include <optional>
 #include <set>
 #include <utility>
@@ -50,6 +52,20 @@ class prefetch_books_checker : public sim::checker {
 
   std::optional<sim::finding> follow(core::rank_id rank, const core::event_body& body,
                                      std::uint64_t step, std::size_t index);
+  // What the books and a decision about one prefetch disagree on: the prefetch, the words, and
+  // the earlier events that show it (follow adds the decision's own).
+  struct disagreement {
+    core::room_key key;
+    std::string why;
+    std::vector<std::size_t> evidence;
+  };
+  // A prefetch's life up to the group's agreement: registered, locked, erased, classified for
+  // an abort, agreed on. `handled`: the body was one of these.
+  std::optional<disagreement> follow_classification(core::rank_id rank, const core::event_body& body,
+                                                    std::size_t index, bool& handled);
+  // What the rank then does to it: revoke, drain, release the lock, free its host pages; each
+  // only after the group agreed.
+  std::optional<disagreement> follow_abort(core::rank_id rank, const core::event_body& body);
 
   std::map<rank_request, books> books_;
   std::map<core::room_key, core::prefetch_state> classified_max_;  // over the group

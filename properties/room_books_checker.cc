@@ -123,129 +123,157 @@ std::optional<sim::finding> room_books_checker::decided(const core::event& what,
   return follow(t, what, step, index);
 }
 
-std::optional<sim::finding> room_books_checker::follow(table_model& t, const core::event& what,
-                                                       std::uint64_t step, std::size_t index) {
-  const core::rank_id rank = what.rank;
-  const auto found = [&](std::string why, std::vector<std::size_t> evidence) {
-    evidence.push_back(index);
-    sort_evidence(evidence);
-    return sim::finding{"I4",
-                        "I4: " + table_of(rank) + " " + std::move(why) + " at step " +
-                            std::to_string(step),
-                        std::move(evidence),
-                        {}};
-  };
-  if (t.owed_eviction || !t.owed_retirements.empty()) {
-    if (const auto why = owed_decision(t, what)) return found(*why, {});
+std::optional<room_books_checker::disagreement> room_books_checker::opened_room(
+    table_model& t, const core::room_opened& opened, std::size_t index) {
+  if (t.tombstoned(opened.key)) {
+    return disagreement{"opened " + core::to_string(opened.key) + " over its tombstone", {}};
+  }
+  const auto room = t.rooms.find(opened.key);
+  if (room != t.rooms.end()) {
+    return disagreement{"opened " + core::to_string(opened.key) + " a second time", {room->second.since}};
+  }
+  t.rooms.emplace(opened.key, room_model{false, 0, index});
+  // Older generations of the room can no longer open here: their before-open tombstones are
+  // retired next, in key order.
+  for (const core::room_key& old : t.before_open.keys) {
+    if (old.room == opened.key.room && old.generation < opened.key.generation) {
+      t.owed_retirements.emplace_back(old, opened.key.generation);
+    }
+  }
+  for (const auto& [old, generation] : t.owed_retirements) {
+    t.before_open.keys.erase(old);
+    std::erase(t.before_open.order, old);
+  }
+  return std::nullopt;
+}
+
+std::optional<room_books_checker::disagreement> room_books_checker::admitted_chunk(
+    table_model& t, const core::chunk_admitted& admitted, std::size_t index) {
+  const auto room = t.rooms.find(admitted.key);
+  if (room == t.rooms.end()) {
+    return disagreement{"admitted a chunk to " + core::to_string(admitted.key) + ", a room it never opened", {}};
+  }
+  room_model& r = room->second;
+  if (r.closed) return disagreement{"admitted a chunk to closed " + core::to_string(admitted.key), {r.since}};
+  if (admitted.pending_leases != r.pending_leases + 1) {
+    return disagreement{"reported " + std::to_string(admitted.pending_leases) + " lease(s) pending on " +
+                            core::to_string(admitted.key) + " after an admission, its events make " +
+                            std::to_string(r.pending_leases + 1),
+                        {r.since}};
+  }
+  r = {false, admitted.pending_leases, index};
+  return std::nullopt;
+}
+
+std::optional<room_books_checker::disagreement> room_books_checker::released_chunk(
+    table_model& t, const core::chunk_released& released, std::size_t index) {
+  const auto room = t.rooms.find(released.key);
+  if (room == t.rooms.end()) {
+    return disagreement{"released a chunk lease of " + core::to_string(released.key) + ", a room it does not track", {}};
+  }
+  room_model& r = room->second;
+  if (r.pending_leases == 0 || released.pending_leases != r.pending_leases - 1) {
+    return disagreement{"reported " + std::to_string(released.pending_leases) + " lease(s) pending on " +
+                            core::to_string(released.key) + " after a release, with " +
+                            std::to_string(r.pending_leases) + " pending before it",
+                        {r.since}};
+  }
+  r.pending_leases = released.pending_leases;
+  r.since = index;
+  return std::nullopt;
+}
+
+std::optional<room_books_checker::disagreement> room_books_checker::closed_room(
+    table_model& t, const core::room_closed& closed, std::size_t index) {
+  const auto room = t.rooms.find(closed.key);
+  if (room != t.rooms.end()) {
+    room_model& r = room->second;
+    if (closed.tombstone || closed.pending_leases != r.pending_leases) {
+      return disagreement{"reported the close of open " + core::to_string(closed.key) + " as " +
+                              (closed.tombstone ? "a close before its open" : "an open room's") + " with " +
+                              std::to_string(closed.pending_leases) +
+                              " lease(s) pending; its events make an open room's with " +
+                              std::to_string(r.pending_leases),
+                          {r.since}};
+    }
+    r.closed = true;
+    r.since = index;
     return std::nullopt;
   }
-  if (const auto* opened = std::get_if<core::room_opened>(&what.body)) {
-    if (t.tombstoned(opened->key)) {
-      return found("opened " + core::to_string(opened->key) + " over its tombstone", {});
-    }
-    const auto room = t.rooms.find(opened->key);
-    if (room != t.rooms.end()) {
-      return found("opened " + core::to_string(opened->key) + " a second time", {room->second.since});
-    }
-    t.rooms.emplace(opened->key, room_model{false, 0, index});
-    // Older generations of the room can no longer open here: their before-open tombstones
-    // are retired next, in key order.
-    for (const core::room_key& old : t.before_open.keys) {
-      if (old.room == opened->key.room && old.generation < opened->key.generation) {
-        t.owed_retirements.emplace_back(old, opened->key.generation);
-      }
-    }
-    for (const auto& [old, generation] : t.owed_retirements) {
-      t.before_open.keys.erase(old);
-      std::erase(t.before_open.order, old);
-    }
+  if (!closed.tombstone || closed.pending_leases != 0) {
+    return disagreement{"reported the close of " + core::to_string(closed.key) + ", which it never opened, as " +
+                            (closed.tombstone ? "a close before open" : "an open room's") + " with " +
+                            std::to_string(closed.pending_leases) + " lease(s) pending",
+                        {}};
+  }
+  if (!t.tombstoned(closed.key)) add_tombstone(t, closed.table, closed.key);
+  return std::nullopt;
+}
+
+std::optional<room_books_checker::disagreement> room_books_checker::cleared_room(
+    table_model& t, const core::room_cleared& cleared) {
+  const auto room = t.rooms.find(cleared.key);
+  if (room == t.rooms.end()) {
+    return disagreement{"cleared " + core::to_string(cleared.key) + ", a room it does not track", {}};
+  }
+  if (room->second.pending_leases != 0) {
+    return disagreement{"cleared " + core::to_string(cleared.key) + " with " +
+                            std::to_string(room->second.pending_leases) + " chunk lease(s) pending",
+                        {room->second.since}};
+  }
+  const bool was_closed = room->second.closed;
+  t.rooms.erase(room);
+  if (was_closed) add_tombstone(t, core::tombstone_table::finished, cleared.key);
+  return std::nullopt;
+}
+
+std::optional<room_books_checker::disagreement> room_books_checker::evicted_tombstone(
+    table_model& t, const core::tombstone_evicted& evicted) {
+  if (t.tombstones_max) {
+    return disagreement{"evicted the tombstone of " + core::to_string(evicted.key) +
+                            " with no insert into a full table before it",
+                        {}};
+  }
+  // No size known: follow the table, judge nothing.
+  tombstone_model& table = evicted.table == core::tombstone_table::before_open ? t.before_open : t.finished;
+  table.keys.erase(evicted.key);
+  std::erase(table.order, evicted.key);
+  return std::nullopt;
+}
+
+std::optional<sim::finding> room_books_checker::follow(table_model& t, const core::event& what,
+                                                       std::uint64_t step, std::size_t index) {
+  std::optional<disagreement> d;
+  if (t.owed_eviction || !t.owed_retirements.empty()) {
+    if (const auto why = owed_decision(t, what)) d = disagreement{*why, {}};
+  } else if (const auto* opened = std::get_if<core::room_opened>(&what.body)) {
+    d = opened_room(t, *opened, index);
   } else if (const auto* admitted = std::get_if<core::chunk_admitted>(&what.body)) {
-    const auto room = t.rooms.find(admitted->key);
-    if (room == t.rooms.end()) {
-      return found("admitted a chunk to " + core::to_string(admitted->key) + ", a room it never "
-                   "opened", {});
-    }
-    room_model& r = room->second;
-    if (r.closed) return found("admitted a chunk to closed " + core::to_string(admitted->key), {r.since});
-    if (admitted->pending_leases != r.pending_leases + 1) {
-      return found("reported " + std::to_string(admitted->pending_leases) + " lease(s) pending on " +
-                       core::to_string(admitted->key) + " after an admission, its events make " +
-                       std::to_string(r.pending_leases + 1),
-                   {r.since});
-    }
-    r = {false, admitted->pending_leases, index};
+    d = admitted_chunk(t, *admitted, index);
   } else if (const auto* released = std::get_if<core::chunk_released>(&what.body)) {
-    const auto room = t.rooms.find(released->key);
-    if (room == t.rooms.end()) {
-      return found("released a chunk lease of " + core::to_string(released->key) +
-                       ", a room it does not track", {});
-    }
-    room_model& r = room->second;
-    if (r.pending_leases == 0 || released->pending_leases != r.pending_leases - 1) {
-      return found("reported " + std::to_string(released->pending_leases) + " lease(s) pending on " +
-                       core::to_string(released->key) + " after a release, with " +
-                       std::to_string(r.pending_leases) + " pending before it",
-                   {r.since});
-    }
-    r.pending_leases = released->pending_leases;
-    r.since = index;
+    d = released_chunk(t, *released, index);
   } else if (const auto* closed = std::get_if<core::room_closed>(&what.body)) {
-    const auto room = t.rooms.find(closed->key);
-    if (room != t.rooms.end()) {
-      room_model& r = room->second;
-      if (closed->tombstone || closed->pending_leases != r.pending_leases) {
-        return found("reported the close of open " + core::to_string(closed->key) + " as " +
-                         (closed->tombstone ? "a close before its open" : "an open room's") +
-                         " with " + std::to_string(closed->pending_leases) +
-                         " lease(s) pending; its events make an open room's with " +
-                         std::to_string(r.pending_leases),
-                     {r.since});
-      }
-      r.closed = true;
-      r.since = index;
-      return std::nullopt;
-    }
-    if (!closed->tombstone || closed->pending_leases != 0) {
-      return found("reported the close of " + core::to_string(closed->key) + ", which it never "
-                   "opened, as " + (closed->tombstone ? "a close before open" : "an open room's") +
-                       " with " + std::to_string(closed->pending_leases) + " lease(s) pending",
-                   {});
-    }
-    if (!t.tombstoned(closed->key)) add_tombstone(t, closed->table, closed->key);
+    d = closed_room(t, *closed, index);
   } else if (const auto* cleared = std::get_if<core::room_cleared>(&what.body)) {
-    const auto room = t.rooms.find(cleared->key);
-    if (room == t.rooms.end()) {
-      return found("cleared " + core::to_string(cleared->key) + ", a room it does not track", {});
-    }
-    if (room->second.pending_leases != 0) {
-      return found("cleared " + core::to_string(cleared->key) + " with " +
-                       std::to_string(room->second.pending_leases) + " chunk lease(s) pending",
-                   {room->second.since});
-    }
-    const bool was_closed = room->second.closed;
-    t.rooms.erase(room);
-    if (was_closed) add_tombstone(t, core::tombstone_table::finished, cleared->key);
+    d = cleared_room(t, *cleared);
   } else if (const auto* evicted = std::get_if<core::tombstone_evicted>(&what.body)) {
-    if (!t.tombstones_max) {  // no size known: follow the table, judge nothing
-      tombstone_model& table = evicted->table == core::tombstone_table::before_open ? t.before_open
-                                                                                     : t.finished;
-      table.keys.erase(evicted->key);
-      std::erase(table.order, evicted->key);
-      return std::nullopt;
-    }
-    return found("evicted the tombstone of " + core::to_string(evicted->key) + " with no insert "
-                 "into a full table before it", {});
+    d = evicted_tombstone(t, *evicted);
   } else if (const auto* retired = std::get_if<core::tombstone_retired>(&what.body)) {
-    return found("retired the tombstone of " + core::to_string(retired->key) + " that no open of "
-                 "a newer generation of its room retires", {});
+    d = disagreement{"retired the tombstone of " + core::to_string(retired->key) +
+                         " that no open of a newer generation of its room retires",
+                     {}};
   } else if (const auto* refused = std::get_if<core::lifetime_refused>(&what.body)) {
-    if (const auto why = refusal_disagrees(t, *refused)) return found(*why, {});
-    if (refused->error == core::lifetime_error::tombstoned &&
-        t.before_open.keys.contains(refused->key)) {
+    if (const auto why = refusal_disagrees(t, *refused)) {
+      d = disagreement{*why, {}};
+    } else if (refused->error == core::lifetime_error::tombstoned && t.before_open.keys.contains(refused->key)) {
       consume(t, refused->key);
     }
   }
-  return std::nullopt;
+  if (!d) return std::nullopt;
+  d->evidence.push_back(index);
+  sort_evidence(d->evidence);
+  return sim::finding{"I4", "I4: " + table_of(what.rank) + " " + d->why + " at step " + std::to_string(step),
+                      std::move(d->evidence), {}};
 }
 
 // The decision the table owes next (an eviction for the insert just made, or a retirement

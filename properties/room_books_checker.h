@@ -87,6 +87,24 @@ class room_books_checker : public sim::checker {
                                       std::size_t index);
   std::optional<sim::finding> follow(table_model& t, const core::event& what, std::uint64_t step,
                                      std::size_t index);
+  // What the books and a decision disagree on: the words, and the earlier events that show it
+  // (follow adds the decision's own).
+  struct disagreement {
+    std::string why;
+    std::vector<std::size_t> evidence;
+  };
+  // Each decision of the table, followed in its model (`index`: the decision's event).
+  static std::optional<disagreement> opened_room(table_model& t, const core::room_opened& opened,
+                                                 std::size_t index);
+  static std::optional<disagreement> admitted_chunk(table_model& t, const core::chunk_admitted& admitted,
+                                                    std::size_t index);
+  static std::optional<disagreement> released_chunk(table_model& t, const core::chunk_released& released,
+                                                    std::size_t index);
+  static std::optional<disagreement> closed_room(table_model& t, const core::room_closed& closed,
+                                                 std::size_t index);
+  static std::optional<disagreement> cleared_room(table_model& t, const core::room_cleared& cleared);
+  static std::optional<disagreement> evicted_tombstone(table_model& t,
+                                                       const core::tombstone_evicted& evicted);
   static void add_tombstone(table_model& t, core::tombstone_table which, core::room_key key);
   // The refused open of a before-open tombstone: its incarnation is over (finished table).
   static void consume(table_model& t, core::room_key key);

@@ -104,6 +104,42 @@ void probe_counter::observe(const sim::sim_event& e) {
       e.body);
 }
 
+// A refusal of authority, by its reason; a rank that issued tokens is a decode rank.
+void probe_counter::token_refused(core::rank_id rank, const core::token_rejected& t) {
+  const bool at_decode = token_issuers_.contains(rank);
+  switch (t.reason) {
+    case core::token_rejection::forged:
+      hit(probe::forged_token_refused);
+      break;
+    case core::token_rejection::stale_generation:
+      hit(at_decode ? probe::stale_generation_ack_ignored : probe::wrong_generation_token_refused);
+      break;
+    case core::token_rejection::future_generation:
+      if (!at_decode) hit(probe::wrong_generation_token_refused);
+      break;
+    case core::token_rejection::duplicate:
+      hit(at_decode ? probe::duplicate_ack_ignored : probe::duplicate_abort_ignored);
+      break;
+    case core::token_rejection::foreign_issuer:
+      hit(probe::foreign_party_token_refused);
+      break;
+    case core::token_rejection::retired:
+      hit(probe::retired_token_refused);
+      break;
+    case core::token_rejection::unproven:
+      hit(probe::unproven_message_refused);
+      break;
+    case core::token_rejection::not_a_party:
+      hit(probe::stranger_message_refused);
+      break;
+    case core::token_rejection::not_issued:
+      hit(probe::unissued_ack_refused);
+      break;
+    case core::token_rejection::foreign_room:
+      break;
+  }
+}
+
 void probe_counter::observe_core(const core::event& e) {
   const core::rank_id rank = e.rank;
   std::visit(
@@ -157,41 +193,7 @@ void probe_counter::observe_core(const core::event& e) {
             token_issuers_.insert(rank);
             if (copy_half_done(a.key)) hit(probe::abort_mid_copy);
           },
-          [&](const core::token_rejected& t) {
-            const bool at_decode = token_issuers_.contains(rank);
-            switch (t.reason) {
-              case core::token_rejection::forged:
-                hit(probe::forged_token_refused);
-                break;
-              case core::token_rejection::stale_generation:
-                hit(at_decode ? probe::stale_generation_ack_ignored
-                              : probe::wrong_generation_token_refused);
-                break;
-              case core::token_rejection::future_generation:
-                if (!at_decode) hit(probe::wrong_generation_token_refused);
-                break;
-              case core::token_rejection::duplicate:
-                hit(at_decode ? probe::duplicate_ack_ignored : probe::duplicate_abort_ignored);
-                break;
-              case core::token_rejection::foreign_issuer:
-                hit(probe::foreign_party_token_refused);
-                break;
-              case core::token_rejection::retired:
-                hit(probe::retired_token_refused);
-                break;
-              case core::token_rejection::unproven:
-                hit(probe::unproven_message_refused);
-                break;
-              case core::token_rejection::not_a_party:
-                hit(probe::stranger_message_refused);
-                break;
-              case core::token_rejection::not_issued:
-                hit(probe::unissued_ack_refused);
-                break;
-              case core::token_rejection::foreign_room:
-                break;
-            }
-          },
+          [&](const core::token_rejected& t) { token_refused(rank, t); },
           [&](const core::status_update_ignored& s) {
             if (s.current == core::kv_status::failed) hit(probe::failed_kept_sticky);
           },

@@ -80,6 +80,7 @@ class probe_counter {
   };
   void hit(probe p) { ++hits_[static_cast<std::size_t>(p)]; }
   void observe_core(const core::event& e);
+  void token_refused(core::rank_id rank, const core::token_rejected& t);
   bool copy_half_done(const core::room_key& key) const;
 
   probe_hits hits_{};

@@ -162,82 +162,95 @@ class dpor_chooser final : public strategy {
     n.options = request.options;
     n.tag = request.tag;
     if (request.kind == decision_kind::schedule) {
-      n.subjects.assign(request.subjects.begin(), request.subjects.end());
-      n.threads.assign(request.threads.begin(), request.threads.end());
-      KVSIM_SIM_ASSERT(n.threads.size() == n.subjects.size(), "a schedule option without an identity");
-      n.step = request.step + 1;
-      n.last_actor = last_actor_;
-      n.preemptions = preemptions_;
-      n.deviations = deviations_;
-      // The default run continues the actor that ran last, else takes the first option.
-      n.default_thread = n.threads.front();
-      for (std::uint32_t i = 0; i < n.options; ++i) {
-        if (n.subjects[i] == n.last_actor) n.default_thread = n.threads[i];
-      }
-      const bool sleep_sets = options_.mode != reduction::none;
-      if (sleep_sets && last_schedule_ && !after_fence_ && ended != nullptr) {
-        n.sleep = passed_on(path_[*last_schedule_], *ended);
-      }
-      std::optional<std::uint32_t> pick;
-      bool any_within_bound = false;
-      for (std::uint32_t i = 0; i < n.options; ++i) {
-        if (options_.preemption_bound && is_preemption(n.subjects, n.subjects[i], n.last_actor) &&
-            n.preemptions + 1 > *options_.preemption_bound) {
-          ++result_.beyond_bound;
-          continue;
-        }
-        if (beyond_deviation_bound(n, i)) {
-          ++result_.beyond_bound;
-          continue;
-        }
-        any_within_bound = true;
-        if (asleep(n.sleep, n.threads[i])) {
-          ++result_.pruned;
-          continue;
-        }
-        if (options_.mode != reduction::dpor) n.backtrack.push_back(n.threads[i]);
-        // The default (continuing the actor that ran last: no preemption) first.
-        if (!pick || n.threads[i] == n.default_thread) pick = i;
-      }
-      if (!any_within_bound) {
-        // Only a deviation beyond its bound could go on (the default thread sleeps or is
-        // beyond the preemption bound): the run ends here, as bounded.
-        abandoned_ = true;
-        return 0;
-      }
-      if (!pick) {
-        // Every option sleeps: each continuation is a reordering of one already run.
-        abandoned_ = true;
-        ++result_.sleep_blocked;
-        return 0;
-      }
-      n.chosen = *pick;
-      if (options_.mode == reduction::dpor) n.backtrack.push_back(n.chosen_thread());
-      n.explored.push_back(n.chosen_thread());
+      if (!choose_schedule(n, request, ended)) return 0;
     } else {
-      n.tried.assign(n.options, false);
-      n.deviations = deviations_;
-      for (std::uint32_t i = 1; i < n.options; ++i) {
-        if (beyond_deviation_bound(n, i)) {
-          n.tried[i] = true;
-          ++result_.beyond_bound;
-        }
-      }
-      if (request.kind == decision_kind::fault) {
-        const bool counted = request.tag != abort_tag;
-        if (request.fault_per_million == 0) {
-          n.tried[1] = true;  // off in this world: cannot fire
-        } else if (counted && faults_ >= options_.max_faults) {
-          n.tried[1] = true;
-          ++result_.faults_cut;
-        }
-      }
-      n.chosen = 0;
-      n.tried[0] = true;
+      choose_default(n, request);
     }
     path_.push_back(std::move(n));
     ran(path_.back(), path_.size() - 1);
     return path_.back().chosen;
+  }
+
+  // A new schedule node: its options within the bounds, its sleep set, its pick (the default
+  // first). False when the run ends here instead (abandoned: bounded, or every option asleep).
+  bool choose_schedule(node& n, const decision_request& request, const std::vector<object_access>* ended) {
+    n.subjects.assign(request.subjects.begin(), request.subjects.end());
+    n.threads.assign(request.threads.begin(), request.threads.end());
+    KVSIM_SIM_ASSERT(n.threads.size() == n.subjects.size(), "a schedule option without an identity");
+    n.step = request.step + 1;
+    n.last_actor = last_actor_;
+    n.preemptions = preemptions_;
+    n.deviations = deviations_;
+    // The default run continues the actor that ran last, else takes the first option.
+    n.default_thread = n.threads.front();
+    for (std::uint32_t i = 0; i < n.options; ++i) {
+      if (n.subjects[i] == n.last_actor) n.default_thread = n.threads[i];
+    }
+    const bool sleep_sets = options_.mode != reduction::none;
+    if (sleep_sets && last_schedule_ && !after_fence_ && ended != nullptr) {
+      n.sleep = passed_on(path_[*last_schedule_], *ended);
+    }
+    std::optional<std::uint32_t> pick;
+    bool any_within_bound = false;
+    for (std::uint32_t i = 0; i < n.options; ++i) {
+      if (options_.preemption_bound && is_preemption(n.subjects, n.subjects[i], n.last_actor) &&
+          n.preemptions + 1 > *options_.preemption_bound) {
+        ++result_.beyond_bound;
+        continue;
+      }
+      if (beyond_deviation_bound(n, i)) {
+        ++result_.beyond_bound;
+        continue;
+      }
+      any_within_bound = true;
+      if (asleep(n.sleep, n.threads[i])) {
+        ++result_.pruned;
+        continue;
+      }
+      if (options_.mode != reduction::dpor) n.backtrack.push_back(n.threads[i]);
+      // The default (continuing the actor that ran last: no preemption) first.
+      if (!pick || n.threads[i] == n.default_thread) pick = i;
+    }
+    if (!any_within_bound) {
+      // Only a deviation beyond its bound could go on (the default thread sleeps or is beyond
+      // the preemption bound): the run ends here, as bounded.
+      abandoned_ = true;
+      return false;
+    }
+    if (!pick) {
+      // Every option sleeps: each continuation is a reordering of one already run.
+      abandoned_ = true;
+      ++result_.sleep_blocked;
+      return false;
+    }
+    n.chosen = *pick;
+    if (options_.mode == reduction::dpor) n.backtrack.push_back(n.chosen_thread());
+    n.explored.push_back(n.chosen_thread());
+    return true;
+  }
+
+  // A new fault or draw node: the default (0) first; options beyond the deviation bound, a
+  // fault the world has off, or one past the fault bound are marked tried, never run.
+  void choose_default(node& n, const decision_request& request) {
+    n.tried.assign(n.options, false);
+    n.deviations = deviations_;
+    for (std::uint32_t i = 1; i < n.options; ++i) {
+      if (beyond_deviation_bound(n, i)) {
+        n.tried[i] = true;
+        ++result_.beyond_bound;
+      }
+    }
+    if (request.kind == decision_kind::fault) {
+      const bool counted = request.tag != abort_tag;
+      if (request.fault_per_million == 0) {
+        n.tried[1] = true;  // off in this world: cannot fire
+      } else if (counted && faults_ >= options_.max_faults) {
+        n.tried[1] = true;
+        ++result_.faults_cut;
+      }
+    }
+    n.chosen = 0;
+    n.tried[0] = true;
   }
 
   // The sleep set the previous schedule decision passes on, now that its step is known:
@@ -307,6 +320,32 @@ void join(std::vector<std::uint32_t>& into, const std::vector<std::uint32_t>& ot
   for (std::size_t i = 0; i < into.size(); ++i) into[i] = std::max(into[i], other[i]);
 }
 
+// The races in which step k is the second step: each conflicting step j of another thread that
+// nothing else orders before k (`base`: k's clock before its conflicts), and whose order with k
+// can be reversed (j neither created k's thread nor woke it for this very step).
+void add_races(const run_order& order, const std::vector<step_record>& steps, std::size_t k,
+               const std::vector<std::uint32_t>& base, const std::vector<std::size_t>& conflicting,
+               std::optional<std::size_t> thread_before, std::vector<race>& races) {
+  const step_record& s = steps[k];
+  const std::uint32_t t = order.thread_of[k];
+  for (const std::size_t j : conflicting) {
+    if (order.thread_of[j] == t) continue;
+    std::vector<std::uint32_t> others = base;
+    for (const std::size_t i : conflicting) {
+      if (i != j) join(others, order.clock[i]);
+    }
+    if (others[order.thread_of[j]] >= order.ordinal[j]) continue;  // ordered through another
+    if (s.created_at == j + 1) continue;  // j created this thread
+    const bool woke_it =
+        !is_delivery(s.subject) && (!thread_before || *thread_before < j) &&
+        std::any_of(steps[j].accesses.begin(), steps[j].accesses.end(), [&](const object_access& a) {
+          return a.wake && a.object == object_token(object_kind::actor, s.thread);
+        });
+    if (woke_it) continue;
+    races.push_back(race{j, k});
+  }
+}
+
 // Orders the run's steps and lists its races: two dependent steps of different threads,
 // the first not ordered before the second through anything else, and reversible (the
 // first neither created the second's thread nor woke it for this very step).
@@ -360,24 +399,7 @@ run_order order_steps(const std::vector<step_record>& steps, std::vector<race>* 
     for (const std::size_t j : conflicting) join(clock, order.clock[j]);
     clock[t] = order.ordinal[k];
 
-    if (races != nullptr) {
-      for (const std::size_t j : conflicting) {
-        if (order.thread_of[j] == t) continue;
-        std::vector<std::uint32_t> others = base;
-        for (const std::size_t i : conflicting) {
-          if (i != j) join(others, order.clock[i]);
-        }
-        if (others[order.thread_of[j]] >= order.ordinal[j]) continue;  // ordered through another
-        if (s.created_at == j + 1) continue;  // j created this thread
-        const bool woke_it =
-            !is_delivery(s.subject) && (!last_of_thread[t] || *last_of_thread[t] < j) &&
-            std::any_of(steps[j].accesses.begin(), steps[j].accesses.end(), [&](const object_access& a) {
-              return a.wake && a.object == object_token(object_kind::actor, s.thread);
-            });
-        if (woke_it) continue;
-        races->push_back(race{j, k});
-      }
-    }
+    if (races != nullptr) add_races(order, steps, k, base, conflicting, last_of_thread[t], *races);
 
     join(everything, clock);
     last_of_thread[t] = k;
@@ -559,6 +581,28 @@ bool backtrack(std::vector<node>& path) {
   return false;
 }
 
+// After a run: every schedule decision's step footprint (the last one's included), and, under
+// dpor, each race of the run reversed at the decision of its first step.
+void plan_reversals(std::vector<node>& path, const std::vector<step_record>& steps,
+                    const dpor_options& options, dpor_result& result) {
+  std::map<std::uint64_t, std::size_t> node_of_step;
+  for (std::size_t i = 0; i < path.size(); ++i) {
+    if (path[i].kind != decision_kind::schedule) continue;
+    node_of_step[path[i].step] = i;
+    if (path[i].step >= 1 && path[i].step <= steps.size()) {
+      merge_into(path[i].chosen_footprint, steps[path[i].step - 1].accesses);
+    }
+  }
+  if (options.mode != reduction::dpor) return;
+  std::vector<race> races;
+  const run_order order = order_steps(steps, &races);
+  for (const race& r : races) {
+    const auto at = node_of_step.find(r.first + 1);
+    if (at == node_of_step.end()) continue;  // before the first decision: none
+    reverse_race(r, order, steps, path[at->second], options, result);
+  }
+}
+
 }  // namespace
 
 std::uint64_t trace_class_digest(const world& w) {
@@ -596,24 +640,7 @@ dpor_result dpor_search(const dpor_run_fn& run_once, const dpor_options& options
       if (chooser.diverged()) return;
       const std::vector<step_record>& steps = w.steps_touched().steps();
       result.decisions_max = std::max<std::uint64_t>(result.decisions_max, w.decisions().size());
-      // Every schedule decision's step footprint, the last one's included.
-      std::map<std::uint64_t, std::size_t> node_of_step;
-      for (std::size_t i = 0; i < path.size(); ++i) {
-        if (path[i].kind != decision_kind::schedule) continue;
-        node_of_step[path[i].step] = i;
-        if (path[i].step >= 1 && path[i].step <= steps.size()) {
-          merge_into(path[i].chosen_footprint, steps[path[i].step - 1].accesses);
-        }
-      }
-      if (options.mode == reduction::dpor) {
-        std::vector<race> races;
-        const run_order order = order_steps(steps, &races);
-        for (const race& r : races) {
-          const auto at = node_of_step.find(r.first + 1);
-          if (at == node_of_step.end()) continue;  // before the first decision: none
-          reverse_race(r, order, steps, path[at->second], options, result);
-        }
-      }
+      plan_reversals(path, steps, options, result);
       // Distinct states: every new step's prefix, as a trace class.
       const std::vector<std::uint64_t> own = own_decisions(w, steps.size());
       // The first step this run added: the one holding the decision it changed.

@@ -278,66 +278,77 @@ const core::link_macs& sim_network::own_key(core::rank_id self, core::rank_id re
 // The insider's lie along with `message` (sim_network.h), each under keys it holds or a
 // recording of the earlier life: a correct core refuses every one.
 void sim_network::lie(core::rank_id to, const core::control_message& message) {
+  const auto how = world_.choose(insider_lie_tag, insider_lies);
+  if (lie_about_progress(how, to, message)) return;
+  // The ACK lies answer an ABORT on its way to its audience: they go back to its issuer.
+  if (message.kind != core::control_kind::abort || !message.token) return;
+  lie_about_abort(how, to, message);
+}
+
+bool sim_network::lie_about_progress(std::uint32_t chosen, core::rank_id to,
+                                     const core::control_message& message) {
   const core::rank_id self = *insider_;
-  const auto how = static_cast<insider_lie>(world_.choose(insider_lie_tag, insider_lies));
   // Progress goes to the decode rank of the request the message is about: its receiver, or
   // its sender for what decode sends (metadata, ABORT), so a lie can land while prefill writes.
   const bool from_decode = message.kind == core::control_kind::metadata ||
                            message.kind == core::control_kind::abort;
   const core::rank_id decode_side = from_decode ? message.from : to;
+  const core::rank_id prefill_side = from_decode ? to : message.from;
   const auto proven = [&](core::control_message m) {
     m.proof = links_(self, decode_side).messages.sign(m, decode_side);
     return m;
   };
-  switch (how) {
+  switch (static_cast<insider_lie>(chosen)) {
     case insider_lie::stranger_progress:
       inject(decode_side, proven({core::control_kind::chunk_ready, self, message.key, {}, {}, {}}));
-      return;
+      return true;
     case insider_lie::stranger_failure:
       inject(decode_side,
              proven({core::control_kind::status, self, message.key, {}, {}, core::kv_status::failed}));
-      return;
+      return true;
     case insider_lie::progress_as_party: {
       // The prefill rank of the message's link claims its chunks done; only that rank's key
       // could prove it, and the insider has only its own: it tries the one it shares with the
       // receiver or the one it shares with the rank it claims to be.
-      const core::rank_id prefill_side = from_decode ? to : message.from;
       core::control_message claimed{core::control_kind::chunk_ready, prefill_side, message.key, {}, {}, {}};
       claimed.proof = own_key(self, decode_side, prefill_side).messages.sign(claimed, decode_side);
       inject(decode_side, claimed);
-      return;
+      return true;
     }
     case insider_lie::unproven_progress: {
       // What anyone who reaches the port can send, holding no key at all: progress in the
       // prefill rank's name, with no proof.
-      const core::rank_id prefill_side = from_decode ? to : message.from;
       const bool failure = world_.choose(insider_unproven_kind_tag, 2) == 1;
       inject(decode_side, {failure ? core::control_kind::status : core::control_kind::chunk_ready,
                            prefill_side, message.key, {}, {},
                            failure ? std::optional{core::kv_status::failed} : std::nullopt});
-      return;
+      return true;
     }
     case insider_lie::earlier_life_abort: {
-      if (!links_before_restart_) return;  // no recording crosses a sealed connection
+      if (!links_before_restart_) return true;  // no recording crosses a sealed connection
       // Decode aborted this (room, generation) in the prefill rank's earlier life, whose
       // memories went with it; the recorded ABORT is genuine, under the key the link had then.
-      const core::rank_id prefill_side = from_decode ? to : message.from;
       core::abort_token recorded{message.key, decode_side, prefill_side, 0, earlier_life_nonce, {}};
       // Decode's epoch as that recording carried it: the one its tokens carry now when one goes
       // by (decode did not restart), any drawn one otherwise (only the MAC binds it).
       recorded.epoch = message.token ? message.token->epoch : 1;
       recorded.mac = links_before_restart_(decode_side, prefill_side).tokens.sign(recorded);
       inject(prefill_side, {core::control_kind::abort, decode_side, message.key, recorded, {}, {}});
-      return;
+      return true;
     }
     case insider_lie::echo_as_audience:
     case insider_lie::minted_own_ack:
     case insider_lie::earlier_life_ack:
     case insider_lie::relayed_abort:
-      break;
+      return false;
   }
-  // The ACK lies answer an ABORT on its way to its audience: they go back to its issuer.
-  if (message.kind != core::control_kind::abort || !message.token) return;
+  return false;
+}
+
+void sim_network::lie_about_abort(std::uint32_t chosen, core::rank_id to,
+                                  const core::control_message& message) {
+  const core::rank_id self = *insider_;
+  const auto how = static_cast<insider_lie>(chosen);
   const core::abort_token& seen = *message.token;
   if (how == insider_lie::relayed_abort) {
     core::control_message relayed = message;

@@ -78,6 +78,11 @@ class sim_network {
                std::uint64_t delay_us);
   void attack(core::rank_id to, const core::control_message& message);
   void lie(core::rank_id to, const core::control_message& message);
+  // The lies about a request's progress and the earlier life's ABORT (`how` an insider_lie of
+  // sim_network.cc); false when `how` is one of the lies about an ABORT instead.
+  bool lie_about_progress(std::uint32_t how, core::rank_id to, const core::control_message& message);
+  // The lies about an ABORT on its way to its audience: relayed on, or answered with an ACK.
+  void lie_about_abort(std::uint32_t how, core::rank_id to, const core::control_message& message);
   const core::link_macs& own_key(core::rank_id self, core::rank_id receiver, core::rank_id claimed);
   void inject(core::rank_id to, const core::control_message& message);
   core::control_message receive(core::rank_id rank);

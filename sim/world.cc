@@ -646,6 +646,67 @@ actor_id world::decide_next_or_stop() {
   }
 }
 
+void world::list_options() {
+  ready_.for_each([&](actor_id id) { subjects_.push_back(id); });
+  // Stable identities only for a strategy that reads the step log: the step loop of every
+  // other run stays as it was.
+  if (config_.record_steps) {
+    ready_.for_each([&](actor_id id) { threads_.push_back(actors_[id]->thread); });
+  }
+  for (const std::uint64_t id : due_) {
+    subjects_.push_back(delivery_bit | id);
+    if (config_.record_steps) threads_.push_back(deliveries_.at(id).thread);
+  }
+}
+
+std::uint64_t world::choose_option(bool listed, std::size_t option_count) {
+  decision_request request;
+  request.kind = decision_kind::schedule;
+  request.options = static_cast<std::uint32_t>(option_count);
+  request.subjects = subjects_;  // empty unless listed
+  request.step = steps_;
+  request.threads = threads_;
+  request.steps = config_.record_steps ? &step_log_ : nullptr;
+  request.after_fence = fence_pending_;
+  if (listed) return subjects_[stream_.decide(request)];
+  const auto option_subject = [&](std::uint32_t option) -> std::uint64_t {
+    return option < ready_.size() ? ready_.nth(option) : delivery_bit | due_[option - ready_.size()];
+  };
+  stream_.decide_counted(request, option_subject);
+  return stream_.decisions().back().subject;
+}
+
+void world::run_delivery(std::uint64_t chosen) {
+  const std::uint64_t id = chosen & ~delivery_bit;
+  due_.erase(std::lower_bound(due_.begin(), due_.end(), id));
+  auto node = deliveries_.extract(id);
+  if (config_.record_steps) {
+    step_log_.begin_step(node.mapped().thread, chosen, node.mapped().created_at, fence_pending_);
+  }
+  fence_pending_ = false;
+  current_ = no_actor;
+  node.mapped().deliver();
+}
+
+actor_id world::finish_at_quiescence() {
+  if (!audited_) {
+    audited_ = true;
+    // The audits' events belong to the world, not to the actor that returned last.
+    const actor_id last = std::exchange(current_, no_actor);
+    for (const auto& audit : audits_) audit();
+    current_ = last;
+    feed_checkers();  // the audits' events first: one may end the run
+    if (stopping_) return finish_running();
+  }
+  for (checker* c : checkers_) {
+    if (auto f = c->at_quiescence()) {
+      stop_with(std::move(*f));
+      break;
+    }
+  }
+  return finish_running();
+}
+
 actor_id world::decide_next() {
   for (;;) {
     feed_checkers();
@@ -657,78 +718,24 @@ actor_id world::decide_next() {
     }
     KVSIM_SIM_ASSERT(due_.size() + not_yet_due_.size() == deliveries_.size(),
                      "every pending delivery is due or not yet due");
-    // The options: the ready actors in ascending ids, then the due deliveries in ascending
-    // ids. Listed only for a strategy that reads them; the random walk reads only their
-    // count, and the chosen one is named afterwards (option_subject).
-    const bool list_options = config_.record_steps || strategy_.reads_subjects();
+    // Listed only for a strategy that reads them; the random walk reads only their count, and
+    // the chosen one is named afterwards (choose_option).
+    const bool listed = config_.record_steps || strategy_.reads_subjects();
     const std::size_t option_count = ready_.size() + due_.size();
     subjects_.clear();
     threads_.clear();
-    if (list_options) {
-      ready_.for_each([&](actor_id id) { subjects_.push_back(id); });
-      // Stable identities only for a strategy that reads the step log: the step loop of
-      // every other run stays as it was.
-      if (config_.record_steps) {
-        ready_.for_each([&](actor_id id) { threads_.push_back(actors_[id]->thread); });
-      }
-      for (const std::uint64_t id : due_) {
-        subjects_.push_back(delivery_bit | id);
-        if (config_.record_steps) threads_.push_back(deliveries_.at(id).thread);
-      }
-    }
+    if (listed) list_options();
     if (option_count == 0) {
       if (advance_time()) continue;
-      if (unfinished_ == 0) {
-        if (!audited_) {
-          audited_ = true;
-          // The audits' events belong to the world, not to the actor that returned last.
-          const actor_id last = std::exchange(current_, no_actor);
-          for (const auto& audit : audits_) audit();
-          current_ = last;
-          feed_checkers();  // the audits' events first: one may end the run
-          if (stopping_) return finish_running();
-        }
-        for (checker* c : checkers_) {
-          if (auto f = c->at_quiescence()) {
-            stop_with(std::move(*f));
-            break;
-          }
-        }
-        return finish_running();
-      }
+      if (unfinished_ == 0) return finish_at_quiescence();
       stop_with_deadlock();
       continue;
     }
-    decision_request request;
-    request.kind = decision_kind::schedule;
-    request.options = static_cast<std::uint32_t>(option_count);
-    request.subjects = subjects_;  // empty unless list_options
-    request.step = steps_;
-    request.threads = threads_;
-    request.steps = config_.record_steps ? &step_log_ : nullptr;
-    request.after_fence = fence_pending_;
-    const auto option_subject = [&](std::uint32_t option) -> std::uint64_t {
-      return option < ready_.size() ? ready_.nth(option) : delivery_bit | due_[option - ready_.size()];
-    };
-    std::uint64_t chosen = 0;
-    if (list_options) {
-      chosen = subjects_[stream_.decide(request)];
-    } else {
-      stream_.decide_counted(request, option_subject);
-      chosen = stream_.decisions().back().subject;
-    }
+    const std::uint64_t chosen = choose_option(listed, option_count);
     ++steps_;
     if (diverged() || strategy_.abandoned()) continue;
     if ((chosen & delivery_bit) != 0) {
-      const std::uint64_t id = chosen & ~delivery_bit;
-      due_.erase(std::lower_bound(due_.begin(), due_.end(), id));
-      auto node = deliveries_.extract(id);
-      if (config_.record_steps) {
-        step_log_.begin_step(node.mapped().thread, chosen, node.mapped().created_at, fence_pending_);
-      }
-      fence_pending_ = false;
-      current_ = no_actor;
-      node.mapped().deliver();
+      run_delivery(chosen);
       continue;
     }
     const auto id = static_cast<actor_id>(chosen);

@@ -215,6 +215,15 @@ class world {
   boost::fibers::context* pick_next();
   // The scheduling decision loop: deliveries, time, checkers, deadlock; returns who runs.
   actor_id decide_next();
+  // The options of a step, named (subjects_, and threads_ for the step log): the ready actors
+  // in ascending ids, then the due deliveries in ascending ids.
+  void list_options();
+  // The strategy's choice among `option_count` options (listed, or named after the choice).
+  std::uint64_t choose_option(bool listed, std::size_t option_count);
+  // Runs the chosen delivery (its subject with delivery_bit) as this step.
+  void run_delivery(std::uint64_t chosen);
+  // Nothing can run and every actor returned: the audits, the checkers' last word, the end.
+  actor_id finish_at_quiescence();
   // decide_next(), short of memory: the run stops as out of memory and control goes back to
   // run(), wherever the decision was taken (in Boost's pick_next, which is noexcept, or on
   // an actor's fiber, whose frames must not see the scheduler's failure).

@@ -5,8 +5,10 @@
 #         threads, clocks, randomness or environment (docs/DOMAIN.md, "How the repository is shaped").
 #   sim/  is deterministic: no upper layer, no threads, no wall clocks, no std::rand or
 #         <random>, no iteration over pointer-keyed containers (every run replays from its decisions alone).
+#   lengths: no function body over 80 lines, no source file over 800 (tools/check_lengths.py).
 # Usage:
-#   tools/check_layers.sh                 check core/ and sim/ of this repository
+#   tools/check_layers.sh                 check core/ and sim/ of this repository, and every
+#                                         C++ source's lengths
 #   tools/check_layers.sh LAYER DIR       check DIR with LAYER's rules (core or sim)
 # Prints one line per violation (file:line: what) and exits 1 if there is any, 2 on misuse.
 set -euo pipefail
@@ -62,7 +64,13 @@ check_dir() {
 
 violations=0
 case $# in
-  0) check_dir core "$repo_root/core"; check_dir sim "$repo_root/sim" ;;
+  0)
+    check_dir core "$repo_root/core"
+    check_dir sim "$repo_root/sim"
+    # Lengths too: a function body of at most 80 lines and a file of at most 800, everywhere,
+    # unless tools/length_exceptions.txt names it with its reason.
+    python3 "$repo_root/tools/check_lengths.py" || violations=$((violations + 1))
+    ;;
   2) check_dir "$1" "$2" ;;
   *) echo "check_layers: usage: check_layers.sh [LAYER DIR]" >&2; exit 2 ;;
 esac

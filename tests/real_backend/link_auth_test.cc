@@ -205,6 +205,30 @@ TEST(LinkAuth, AReplayedOrReorderedFrameIsRefused) {
   EXPECT_EQ(logged.lines().size(), 1u);
 }
 
+// A drain-ACK of `token` from `from`, proven under its link's key to `to` (core/message_proof.h).
+core::control_message proven_ack(const core::cluster_key& token_key, core::rank_id from, core::rank_id to,
+                                 core::room_key room, const core::abort_token& token) {
+  core::control_message ack{core::control_kind::abort_ack, from, room, token, {}, {}};
+  ack.proof = core::message_mac(core::derive_link_key(token_key, from, to)).sign(ack, to);
+  return ack;
+}
+
+// Decode's loop: every message it receives goes to the core, until the link refuses one (its
+// line returned) or 5 s pass; then whatever came after it, too.
+std::string deliver_until_refused(tcp_messenger& wire, core::decode_receiver& receiver) {
+  std::string refusal;
+  const auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (refusal.empty() && std::chrono::steady_clock::now() < deadline) {
+    try {
+      if (auto m = wire.receive_for(100ms)) receiver.on_message(*m);
+    } catch (const control_plane_error& e) {
+      refusal = e.what();
+    }
+  }
+  while (auto m = wire.try_receive()) receiver.on_message(*m);
+  return refusal;
+}
+
 // The spoofing attack. Decode (rank 0, the safe core) aborts a request fed by prefill ranks 1
 // and 2, and sends each its token. Rank 1 drain-ACKs honestly, then sends a second ACK on its
 // own link claiming to be rank 2, with rank 2's token (which it could read off the wire
@@ -254,25 +278,11 @@ TEST(LinkAuth, ASpoofingPeerIsRefusedAndTheSafeCoresPagesStayHeld) {
   ASSERT_TRUE(spoofer_abort.token && honest_abort.token);
 
   // Its own drain-ACK, proven under its link's key (core/message_proof.h), counts.
-  core::control_message own_ack{core::control_kind::abort_ack, spoofer_rank, room,
-                                spoofer_abort.token, {}, {}};
-  own_ack.proof = core::message_mac(core::derive_link_key(token_key, spoofer_rank, decode_rank))
-                      .sign(own_ack, decode_rank);
-  spoofer.send(decode_rank, own_ack);
+  spoofer.send(decode_rank, proven_ack(token_key, spoofer_rank, decode_rank, room, *spoofer_abort.token));
   spoofer.send(decode_rank,
                {core::control_kind::abort_ack, honest_rank, room, honest_abort.token, {}, {}});
 
-  // Decode's loop: every message it receives goes to the core, until the refusal.
-  std::string refusal;
-  const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (refusal.empty() && std::chrono::steady_clock::now() < deadline) {
-    try {
-      if (auto m = wire.receive_for(100ms)) receiver.on_message(*m);
-    } catch (const control_plane_error& e) {
-      refusal = e.what();
-    }
-  }
-  while (auto m = wire.try_receive()) receiver.on_message(*m);  // anything after it, too
+  const std::string refusal = deliver_until_refused(wire, receiver);
 
   // The pages stay held: the abort still waits for rank 2.
   EXPECT_TRUE(receiver.aborting(room));
@@ -288,11 +298,7 @@ TEST(LinkAuth, ASpoofingPeerIsRefusedAndTheSafeCoresPagesStayHeld) {
   EXPECT_EQ(logged.lines(), std::vector<std::string>{refusal});
 
   // Rank 2's own drain-ACK, on its own link and with its proof, is what frees them.
-  core::control_message honest_ack{core::control_kind::abort_ack, honest_rank, room,
-                                   honest_abort.token, {}, {}};
-  honest_ack.proof = core::message_mac(core::derive_link_key(token_key, honest_rank, decode_rank))
-                         .sign(honest_ack, decode_rank);
-  honest.send(decode_rank, honest_ack);
+  honest.send(decode_rank, proven_ack(token_key, honest_rank, decode_rank, room, *honest_abort.token));
   receiver.on_message(wire.receive());
   EXPECT_TRUE(receiver.finished(room));
   for (const core::page_index page : *pages) EXPECT_EQ(ledger.owner_of(page), std::nullopt);

@@ -1,6 +1,6 @@
 // Bad catalogues: every kind of problem is refused with a catalogue_error of that kind and ONE
 // line naming the file, the scenario and the field. Nothing else ever escapes, whatever the
-// damage (the last tests truncate and mutate the shipped catalogue everywhere).
+// damage (catalogue_damage_test.cc truncates and mutates the shipped catalogue everywhere).
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -580,68 +580,6 @@ TEST_F(CatalogueErrors, ParseScenarioNamesItsOriginAndTheScenario) {
   } catch (const catalogue_error& e) {
     EXPECT_STREQ(e.what(), "run.trace.json: scenario (unnamed): missing required field 'name'");
   }
-}
-
-// --- nothing but catalogue_error escapes --------------------------------------------------
-
-// Every outcome of parsing damaged text: a catalogue, or one catalogue_error line.
-void expect_parsed_or_one_line_error(const std::string& text, const std::string& what) {
-  try {
-    parse_catalogue(text, "damaged.json");
-  } catch (const catalogue_error& e) {
-    const std::string message = e.what();
-    EXPECT_EQ(message.rfind("damaged.json: ", 0), 0u) << what << ": " << message;
-    EXPECT_EQ(message.find('\n'), std::string::npos) << what << ": " << message;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << what << ": " << e.what();
-  }
-}
-
-// Every cut inside the first scenario, then every 31st byte: each is one malformed_json line.
-TEST(CatalogueDamage, ATruncatedCatalogueIsOneErrorLine) {
-  const std::string text = read_bytes(KVSIM_CATALOGUE);
-  ASSERT_GT(text.size(), 1000u);
-  const std::size_t second_scenario = text.find("\"name\"", text.find("\"name\"") + 1);
-  ASSERT_NE(second_scenario, std::string::npos);
-  for (std::size_t cut = 0; cut + 1 < text.size(); cut += cut < second_scenario ? 1 : 31) {
-    try {
-      parse_catalogue(text.substr(0, cut), "damaged.json");
-      ADD_FAILURE() << "a catalogue cut at byte " << cut << " loaded";
-    } catch (const catalogue_error& e) {
-      EXPECT_EQ(e.problem(), problem::malformed_json) << cut << ": " << e.what();
-      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << cut;
-    }
-  }
-}
-
-// Each shipped scenario alone in a catalogue, every field of it replaced by odd values or
-// removed: a catalogue or one catalogue_error line, never another exception.
-TEST(CatalogueDamage, EveryFieldReplacedOrRemovedGivesACatalogueOrOneErrorLine) {
-  const std::vector<json> odd = {
-      nullptr, -1, 0, 18446744073709551615ULL, 1.5, "x", json::object(), json::array({0})};
-  std::size_t tried = 0;
-  for (const scenario_spec& spec : load_catalogue(KVSIM_CATALOGUE)) {
-    const json alone = catalogue_to_json({spec});
-    const json leaves = alone.flatten();
-    for (const auto& [pointer_text, leaf] : leaves.items()) {
-      const json::json_pointer pointer(pointer_text);
-      for (const json& value : odd) {
-        json document = alone;
-        document[pointer] = value;
-        expect_parsed_or_one_line_error(document.dump(), pointer_text + " = " + value.dump());
-        ++tried;
-      }
-      json document = alone;
-      json& parent = document.at(pointer.parent_pointer());
-      if (parent.is_array()) {
-        parent.erase(std::stoul(pointer.back()));
-      } else {
-        parent.erase(pointer.back());
-      }
-      expect_parsed_or_one_line_error(document.dump(), pointer_text + " removed");
-    }
-  }
-  EXPECT_GT(tried, 2000u);
 }
 
 // --- hostile catalogues ----------------------------------------------------------------------

@@ -216,8 +216,7 @@ void print_summary(const soak_summary& s, std::uint64_t requests) {
       static_cast<unsigned long long>(s.events), static_cast<unsigned long long>(s.ticks));
 }
 
-int run(const options& o) {
-  const soak_config& c = o.config;
+void print_preamble(const soak_config& c) {
   std::printf(
       "kvsim_soak: %llu requests, seed %llu, window %u, %u room ids, %u pages per rank, "
       "1-%u pages per request, %u tombstones per table\n",
@@ -229,96 +228,108 @@ int run(const options& o) {
   }
   std::printf("\noperation = one driver call into a core object (tools/bench/soak_driver.h)\n\n");
   std::fflush(stdout);
+}
 
-  soak_driver driver(c);
+// Drives the soak to each checkpoint and prints its row: rates over the window since the last
+// checkpoint and since the start, memory, and the size of every book.
+std::vector<row> run_checkpoints(soak_driver& driver, const std::vector<std::uint64_t>& checkpoints) {
   std::vector<row> rows;
   using steady = std::chrono::steady_clock;
   const steady::time_point start = steady::now();
   steady::time_point window_start = start;
   std::uint64_t window_ops = 0;
   std::uint64_t window_served = 0;
+  for (std::uint64_t cp : checkpoints) {
+    driver.run_until(cp);
+    const steady::time_point now = steady::now();
+    const double window_s = std::chrono::duration<double>(now - window_start).count();
+    const double total_s = std::chrono::duration<double>(now - start).count();
+    row r;
+    r.served = driver.served();
+    r.window_ops_per_s = static_cast<double>(driver.operations() - window_ops) / window_s;
+    r.cumulative_ops_per_s = static_cast<double>(driver.operations()) / total_s;
+    r.window_requests_per_s = static_cast<double>(r.served - window_served) / window_s;
+    r.seconds = total_s;
+    r.rss = rss_mib();
+    r.peak_rss = peak_rss_mib();
+    r.books = driver.books();
+    if (rows.empty()) print_header(r.books);
+    print_row(r);
+    rows.push_back(r);
+    window_start = steady::now();  // the probes above are not part of the next window
+    window_ops = driver.operations();
+    window_served = driver.served();
+  }
+  return rows;
+}
+
+// Memory and throughput from the first checkpoint to the last.
+void print_verdict(const std::vector<row>& rows) {
+  const row& first = rows.front();
+  const row& last = rows.back();
+  if (rows.size() < 2) {
+    std::printf("verdict: one checkpoint only, nothing to compare (give --checkpoints A,B)\n");
+    return;
+  }
+  const double rss_growth = 100.0 * (last.rss - first.rss) / first.rss;
+  const double peak_growth = 100.0 * (last.peak_rss - first.peak_rss) / first.peak_rss;
+  const double ops_ratio = last.window_ops_per_s / first.window_ops_per_s;
+  std::printf(
+      "verdict: RSS %+.1f%% from %llu to %llu requests (%.1f -> %.1f MiB; peak %+.1f%%): %s; "
+      "ops/s last/first window %.2f (%.0f -> %.0f): %s\n",
+      rss_growth, static_cast<unsigned long long>(first.served),
+      static_cast<unsigned long long>(last.served), first.rss, last.rss, peak_growth,
+      rss_growth <= 10.0 ? "flat (within 10%)" : "GROWS (over 10%)", ops_ratio,
+      first.window_ops_per_s, last.window_ops_per_s,
+      ops_ratio >= 0.9 ? "no fall (within 10%)" : "FALLS (over 10%)");
+}
+
+// Every book at the last checkpoint within the bound: 0 when so, 1 (with the books over it)
+// when not.
+int check_bounded(const soak_driver& driver, const soak_config& c, const row& last) {
+  const std::uint64_t bound = driver.book_bound();
+  std::string over;
+  for (const book& b : last.books) {
+    if (b.size > bound) over += (over.empty() ? "" : ", ") + b.name + "=" + std::to_string(b.size);
+  }
+  if (!over.empty()) {
+    std::printf(
+        "bounded: FAIL at %llu requests: %s above the bound %llu (4 * window %u + "
+        "tombstone capacity %llu)\n",
+        static_cast<unsigned long long>(last.served), over.c_str(),
+        static_cast<unsigned long long>(bound), c.window,
+        static_cast<unsigned long long>(bound - 4ULL * c.window));
+    return 1;
+  }
+  std::printf("bounded: ok at %llu requests: every book <= %llu\n",
+              static_cast<unsigned long long>(last.served), static_cast<unsigned long long>(bound));
+  return 0;
+}
+
+int run(const options& o) {
+  const soak_config& c = o.config;
+  print_preamble(c);
+  soak_driver driver(c);
+  std::vector<row> rows;
   try {
-    for (std::uint64_t cp : o.checkpoints) {
-      driver.run_until(cp);
-      const steady::time_point now = steady::now();
-      const double window_s = std::chrono::duration<double>(now - window_start).count();
-      const double total_s = std::chrono::duration<double>(now - start).count();
-      row r;
-      r.served = driver.served();
-      r.window_ops_per_s = static_cast<double>(driver.operations() - window_ops) / window_s;
-      r.cumulative_ops_per_s = static_cast<double>(driver.operations()) / total_s;
-      r.window_requests_per_s = static_cast<double>(r.served - window_served) / window_s;
-      r.seconds = total_s;
-      r.rss = rss_mib();
-      r.peak_rss = peak_rss_mib();
-      r.books = driver.books();
-      if (rows.empty()) print_header(r.books);
-      print_row(r);
-      rows.push_back(r);
-      window_start = steady::now();  // the probes above are not part of the next window
-      window_ops = driver.operations();
-      window_served = driver.served();
-    }
+    rows = run_checkpoints(driver, o.checkpoints);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "kvsim_soak: the bench is invalid: %s\n", e.what());
     return 3;
   }
-
   const std::vector<std::string> problems = driver.final_audit();
   print_summary(driver.summary(), c.requests);
   std::printf("operations: %llu (%.1f per request)\n",
               static_cast<unsigned long long>(driver.operations()),
               static_cast<double>(driver.operations()) / static_cast<double>(c.requests));
-
-  const row& first = rows.front();
-  const row& last = rows.back();
-  if (rows.size() < 2) {
-    std::printf("verdict: one checkpoint only, nothing to compare (give --checkpoints A,B)\n");
-  } else {
-    const double rss_growth = 100.0 * (last.rss - first.rss) / first.rss;
-    const double peak_growth = 100.0 * (last.peak_rss - first.peak_rss) / first.peak_rss;
-    const double ops_ratio = last.window_ops_per_s / first.window_ops_per_s;
-    std::printf(
-        "verdict: RSS %+.1f%% from %llu to %llu requests (%.1f -> %.1f MiB; peak %+.1f%%): %s; "
-        "ops/s last/first window %.2f (%.0f -> %.0f): %s\n",
-        rss_growth, static_cast<unsigned long long>(first.served),
-        static_cast<unsigned long long>(last.served), first.rss, last.rss, peak_growth,
-        rss_growth <= 10.0 ? "flat (within 10%)" : "GROWS (over 10%)", ops_ratio,
-        first.window_ops_per_s, last.window_ops_per_s,
-        ops_ratio >= 0.9 ? "no fall (within 10%)" : "FALLS (over 10%)");
-  }
-
+  print_verdict(rows);
   if (!problems.empty()) {
-    for (const std::string& p : problems)
-      std::fprintf(stderr, "kvsim_soak: audit: %s\n", p.c_str());
-    std::fprintf(stderr, "kvsim_soak: the bench is invalid: %zu audit problem(s)\n",
-                 problems.size());
+    for (const std::string& p : problems) std::fprintf(stderr, "kvsim_soak: audit: %s\n", p.c_str());
+    std::fprintf(stderr, "kvsim_soak: the bench is invalid: %zu audit problem(s)\n", problems.size());
     return 3;
   }
   std::printf("audit: both ledgers have every page free and are consistent\n");
-
-  if (o.check_bounded) {
-    const std::uint64_t bound = driver.book_bound();
-    std::string over;
-    for (const book& b : last.books) {
-      if (b.size > bound) {
-        over += (over.empty() ? "" : ", ") + b.name + "=" + std::to_string(b.size);
-      }
-    }
-    if (!over.empty()) {
-      std::printf(
-          "bounded: FAIL at %llu requests: %s above the bound %llu (4 * window %u + "
-          "tombstone capacity %llu)\n",
-          static_cast<unsigned long long>(last.served), over.c_str(),
-          static_cast<unsigned long long>(bound), c.window,
-          static_cast<unsigned long long>(bound - 4ULL * c.window));
-      return 1;
-    }
-    std::printf("bounded: ok at %llu requests: every book <= %llu\n",
-                static_cast<unsigned long long>(last.served),
-                static_cast<unsigned long long>(bound));
-  }
-  return 0;
+  return o.check_bounded ? check_bounded(driver, c, rows.back()) : 0;
 }
 
 }  // namespace

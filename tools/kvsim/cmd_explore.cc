@@ -183,10 +183,161 @@ void run_rows(std::vector<explore_row>& rows, std::optional<double> budget_secon
   }
 }
 
-}  // namespace
+// What explore was asked to search with, from its flags alone: every usage error among them is
+// found here, before any output is checked or any scenario loaded.
+struct explore_options {
+  strategy_spec strategy;
+  // A plain double and a flag, not std::optional<double>: GCC 12 warns falsely on the latter.
+  bool has_budget = false;
+  double budget_seconds = 0.0;
+  std::optional<std::uint64_t> runs;
+  std::uint64_t jobs = 1;
+  shard_spec shard;
+  std::uint32_t max_faults = 1;
+};
+
+explore_options parse_explore_options(const cli_args& flags) {
+  if (int{flags.has("--all")} + int{flags.has("--scenario")} + int{flags.has("--generate")} != 1) {
+    throw usage_error("give exactly one of --scenario NAME, --generate and --all");
+  }
+  if (flags.has("--all") && flags.has("--variant")) {
+    throw usage_error("--all runs each scenario's breaking variant and safe; --variant is for --scenario");
+  }
+  if (flags.has("--budget") && flags.has("--runs")) {
+    throw usage_error("give at most one of --budget and --runs");
+  }
+  explore_options options;
+  options.strategy = parse_strategy(flags.value_or("--strategy", "random"));
+  options.has_budget = flags.has("--budget");
+  options.budget_seconds = options.has_budget ? parse_budget(*flags.value("--budget")) : 0.0;
+  options.runs = options.has_budget ? std::nullopt : std::optional(flags.number_or("--runs", 1000, 1));
+  options.jobs = flags.number_or("--jobs", 1, 1, 256);
+  options.shard = flags.has("--shard") ? parse_shard(*flags.value("--shard")) : shard_spec{};
+  const strategy_spec& strategy = options.strategy;
+  const std::string family_name = strategy.family == strategy_family::dpor ? "dpor" : "dfs";
+  if (strategy.exhaustive() && flags.has("--generate")) {
+    throw usage_error(family_name + " explores one scenario; --generate draws one per seed (use random or pct)");
+  }
+  if (strategy.exhaustive() && (options.jobs > 1 || options.shard.count > 1)) {
+    throw usage_error(family_name + " runs in one process: --jobs and --shard apply to random and pct");
+  }
+  if (flags.has("--max-faults") && strategy.family != strategy_family::dpor) {
+    throw usage_error("--max-faults bounds the faults of a dpor search (--strategy dpor)");
+  }
+  options.max_faults = static_cast<std::uint32_t>(flags.number_or("--max-faults", 1, 0, 16));
+  return options;
+}
+
+// Where and how each search runs, beyond its scenario, variant and expectation.
+struct row_setup {
+  const explore_options& options;
+  std::optional<std::filesystem::path> out_dir;
+  std::string catalogue_flag;  // --catalogue as given, "" for the shipped one
+  bool stop_at_first = false;  // --stop-at-first: every search, not only the breaking ones
+  properties::checker_family checkers = properties::checker_family::all;
+};
+
+// The searches to run: --scenario's or --generate's one, or with --all each scenario's breaking
+// variants (expected found, stopping at the first finding) and safe, then the generated swarm's.
+std::vector<explore_row> explore_rows(const cli_args& flags, const row_setup& setup,
+                                      const std::vector<scenarios::scenario_spec>& all,
+                                      const std::string& catalogue) {
+  std::vector<explore_row> rows;
+  const auto add_row = [&](const scenarios::scenario_spec& spec, core::variant variant,
+                           std::string label, expectation expected, bool stop_at_first,
+                           bool generate = false) {
+    explore_row row;
+    row.request.spec = spec;
+    row.request.variant = variant;
+    row.request.variant_label = std::move(label);
+    row.request.strategy = setup.options.strategy;
+    row.request.max_seed = setup.options.runs;
+    row.request.shard = setup.options.shard;
+    row.request.jobs = setup.options.jobs;
+    row.request.stop_at_first_finding = stop_at_first;
+    row.request.out_dir = setup.out_dir;
+    row.request.generate = generate;
+    row.request.checkers = setup.checkers;
+    row.request.max_faults = setup.options.max_faults;
+    row.request.catalogue = setup.catalogue_flag;
+    row.expected = expected;
+    rows.push_back(std::move(row));
+  };
+  // The row of a generated search: named like its scenarios (each seed's is drawn in the run).
+  scenarios::scenario_spec generated;
+  generated.name = scenarios::generated_scenario_name;
+  const bool stop_at_first = setup.stop_at_first;
+  if (flags.has("--all")) {
+    for (const auto& spec : all) {
+      for (const scenarios::expectation_spec& e : scenarios::breaking_expectations(spec)) {
+        add_row(spec, scenarios::breaking_variant(e), e.breaking_variant, expectation::found, true);
+        rows.back().request.wanted_invariant = expected_invariant(e, setup.checkers);
+      }
+      add_row(spec, core::variant::safe(), "safe", expectation::clean, stop_at_first);
+    }
+    // dfs and dpor need one fixed scenario: --all with them leaves the generated row out.
+    if (!setup.options.strategy.exhaustive()) {
+      add_row(generated, core::variant::safe(), "safe", expectation::clean, stop_at_first, true);
+    }
+  } else if (flags.has("--generate")) {
+    const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
+    add_row(generated, variant, variant.name(),
+            variant.is_safe() ? expectation::clean : expectation::found, stop_at_first, true);
+  } else {
+    const auto spec = find_scenario(all, *flags.value("--scenario"), catalogue);
+    const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
+    const auto breaking = expectation_for(spec, variant);
+    add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
+            stop_at_first);
+    if (breaking) rows.back().request.wanted_invariant = expected_invariant(*breaking, setup.checkers);
+  }
+  return rows;
+}
 
 // A search worker died: its own code, neither a verdict (0, 1) nor bad input (2).
 constexpr int worker_died_exit_code = 4;
+
+// The table's last line, the JSON and JUnit reports of the searches that ran, and the exit
+// code: a dead worker's first (after the reports), then an interrupt's, then the verdict.
+int report_explore(const std::vector<explore_row>& rows, const explore_options& options,
+                   const report_outputs& reports, std::ostream& table) {
+  std::vector<explore_row> shown(rows.begin(), rows.end());
+  shown.erase(std::remove_if(shown.begin(), shown.end(), [](const explore_row& r) { return !r.ran; }),
+              shown.end());
+  print_table(table, shown);
+  std::size_t unmet = 0;
+  std::size_t broken = 0;  // rows that expected clean and found a bug: a verdict even if cut short
+  for (const auto& row : shown) {
+    unmet += row.met() ? 0 : 1;
+    broken += row.expected == expectation::clean && row.result.findings > 0 ? 1 : 0;
+  }
+  const int signal = interrupt_signal();
+  const auto died = std::find_if(shown.begin(), shown.end(),
+                                 [](const explore_row& r) { return r.result.worker_died.has_value(); });
+  const std::string ran_of = std::to_string(shown.size()) + " of " + std::to_string(rows.size());
+  const shard_spec& shard = options.shard;
+  table << (signal != 0                ? "interrupted after " + ran_of + " searches; "
+            : died != shown.end()      ? "a search worker died after " + ran_of + " searches; "
+                                       : std::string())
+        << (unmet == 0 ? "every expectation held" : std::to_string(unmet) + " expectation(s) not met")
+        << " (" << shown.size() << " searches, strategy " << options.strategy.text() << ", jobs "
+        << options.jobs
+        << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
+        << ")\n";
+  if (reports.json) write_output(*reports.json, rows_json(shown).dump(2) + "\n");
+  if (reports.junit) write_output(*reports.junit, junit_xml(shown, shard));
+  if (died != shown.end()) {
+    // After the reports: what finished is written whatever became of the worker.
+    std::cerr << sim::error_line("kvsim explore: " + *died->result.worker_died +
+                                 "; the report holds what ran until then")
+              << "\n";
+    return worker_died_exit_code;
+  }
+  if (signal != 0) return broken > 0 ? 1 : interrupted_exit_code(signal);
+  return unmet == 0 ? 0 : 1;
+}
+
+}  // namespace
 
 int cmd_explore(const arguments& args, std::ostream& out) {
   const cli_args flags(args, {{"--help"},
@@ -210,129 +361,22 @@ int cmd_explore(const arguments& args, std::ostream& out) {
     out << explore_help;
     return 0;
   }
-  if (int{flags.has("--all")} + int{flags.has("--scenario")} + int{flags.has("--generate")} != 1) {
-    throw usage_error("give exactly one of --scenario NAME, --generate and --all");
-  }
-  if (flags.has("--all") && flags.has("--variant")) {
-    throw usage_error("--all runs each scenario's breaking variant and safe; --variant is for --scenario");
-  }
-  if (flags.has("--budget") && flags.has("--runs")) {
-    throw usage_error("give at most one of --budget and --runs");
-  }
-  const strategy_spec strategy = parse_strategy(flags.value_or("--strategy", "random"));
-  // A plain double and a flag, not std::optional<double>: GCC 12 warns falsely on the latter.
-  const bool has_budget = flags.has("--budget");
-  const double budget_seconds = has_budget ? parse_budget(*flags.value("--budget")) : 0.0;
-  const std::optional<std::uint64_t> runs =
-      has_budget ? std::nullopt : std::optional(flags.number_or("--runs", 1000, 1));
-  const std::uint64_t jobs = flags.number_or("--jobs", 1, 1, 256);
-  const shard_spec shard = flags.has("--shard") ? parse_shard(*flags.value("--shard")) : shard_spec{};
-  const std::string family_name = strategy.family == strategy_family::dpor ? "dpor" : "dfs";
-  if (strategy.exhaustive() && flags.has("--generate")) {
-    throw usage_error(family_name + " explores one scenario; --generate draws one per seed (use random or pct)");
-  }
-  if (strategy.exhaustive() && (jobs > 1 || shard.count > 1)) {
-    throw usage_error(family_name + " runs in one process: --jobs and --shard apply to random and pct");
-  }
-  if (flags.has("--max-faults") && strategy.family != strategy_family::dpor) {
-    throw usage_error("--max-faults bounds the faults of a dpor search (--strategy dpor)");
-  }
-  const auto max_faults = static_cast<std::uint32_t>(flags.number_or("--max-faults", 1, 0, 16));
+  const explore_options options = parse_explore_options(flags);
   // Every output is checked before the first run: a mistyped path costs nothing.
   const report_outputs reports = report_outputs::checked(flags);
-  std::optional<std::filesystem::path> out_dir;
-  if (const auto dir = flags.value("--out")) out_dir = prepare_output_dir("--out", *dir);
+  row_setup setup{options, std::nullopt, {}, false, properties::checker_family::all};
+  if (const auto dir = flags.value("--out")) setup.out_dir = prepare_output_dir("--out", *dir);
   const std::string catalogue = flags.value_or("--catalogue", default_catalogue().string());
   const auto all = load_scenarios(catalogue);
-  const bool every_search_stops_early = flags.has("--stop-at-first");
-  const properties::checker_family family = parse_checkers(flags.value_or("--checkers", "all"));
-
-  std::vector<explore_row> rows;
-  const auto add_row = [&](const scenarios::scenario_spec& spec, core::variant variant,
-                           std::string label, expectation expected, bool stop_at_first,
-                           bool generate = false) {
-    explore_row row;
-    row.request.spec = spec;
-    row.request.variant = variant;
-    row.request.variant_label = std::move(label);
-    row.request.strategy = strategy;
-    row.request.max_seed = runs;
-    row.request.shard = shard;
-    row.request.jobs = jobs;
-    row.request.stop_at_first_finding = stop_at_first;
-    row.request.out_dir = out_dir;
-    row.request.generate = generate;
-    row.request.checkers = family;
-    row.request.max_faults = max_faults;
-    row.request.catalogue = flags.value_or("--catalogue", "");
-    row.expected = expected;
-    rows.push_back(std::move(row));
-  };
-  // The row of a generated search: named like its scenarios (each seed's is drawn in the run).
-  scenarios::scenario_spec generated;
-  generated.name = scenarios::generated_scenario_name;
-  // dfs and dpor need one fixed scenario: --all with them leaves the generated row out.
-  const bool generated_row = !strategy.exhaustive();
-  if (flags.has("--all")) {
-    for (const auto& spec : all) {
-      for (const scenarios::expectation_spec& e : scenarios::breaking_expectations(spec)) {
-        add_row(spec, scenarios::breaking_variant(e), e.breaking_variant, expectation::found, true);
-        rows.back().request.wanted_invariant = expected_invariant(e, family);
-      }
-      add_row(spec, core::variant::safe(), "safe", expectation::clean, every_search_stops_early);
-    }
-    if (generated_row) {
-      add_row(generated, core::variant::safe(), "safe", expectation::clean, every_search_stops_early,
-              true);
-    }
-  } else if (flags.has("--generate")) {
-    const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
-    add_row(generated, variant, variant.name(),
-            variant.is_safe() ? expectation::clean : expectation::found, every_search_stops_early, true);
-  } else {
-    const auto spec = find_scenario(all, *flags.value("--scenario"), catalogue);
-    const core::variant variant = parse_variant(flags.value_or("--variant", "safe"));
-    const auto breaking = expectation_for(spec, variant);
-    add_row(spec, variant, variant.name(), breaking ? expectation::found : expectation::clean,
-            every_search_stops_early);
-    if (breaking) rows.back().request.wanted_invariant = expected_invariant(*breaking, family);
-  }
+  setup.catalogue_flag = flags.value_or("--catalogue", "");
+  setup.stop_at_first = flags.has("--stop-at-first");
+  setup.checkers = parse_checkers(flags.value_or("--checkers", "all"));
+  std::vector<explore_row> rows = explore_rows(flags, setup, all, catalogue);
 
   std::ostream& table = reports.table_stream(out);
   const interrupt_scope interrupts;
-  run_rows(rows, has_budget ? std::optional(budget_seconds) : std::nullopt);
-  std::vector<explore_row> shown(rows.begin(), rows.end());
-  shown.erase(std::remove_if(shown.begin(), shown.end(), [](const explore_row& r) { return !r.ran; }),
-              shown.end());
-  print_table(table, shown);
-  std::size_t unmet = 0;
-  std::size_t broken = 0;  // rows that expected clean and found a bug: a verdict even if cut short
-  for (const auto& row : shown) {
-    unmet += row.met() ? 0 : 1;
-    broken += row.expected == expectation::clean && row.result.findings > 0 ? 1 : 0;
-  }
-  const int signal = interrupt_signal();
-  const auto died = std::find_if(shown.begin(), shown.end(),
-                                 [](const explore_row& r) { return r.result.worker_died.has_value(); });
-  const std::string ran_of = std::to_string(shown.size()) + " of " + std::to_string(rows.size());
-  table << (signal != 0                ? "interrupted after " + ran_of + " searches; "
-            : died != shown.end()      ? "a search worker died after " + ran_of + " searches; "
-                                       : std::string())
-        << (unmet == 0 ? "every expectation held" : std::to_string(unmet) + " expectation(s) not met")
-        << " (" << shown.size() << " searches, strategy " << strategy.text() << ", jobs " << jobs
-        << (shard.count > 1 ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) : "")
-        << ")\n";
-  if (reports.json) write_output(*reports.json, rows_json(shown).dump(2) + "\n");
-  if (reports.junit) write_output(*reports.junit, junit_xml(shown, shard));
-  if (died != shown.end()) {
-    // After the reports: what finished is written whatever became of the worker.
-    std::cerr << sim::error_line("kvsim explore: " + *died->result.worker_died +
-                                 "; the report holds what ran until then")
-              << "\n";
-    return worker_died_exit_code;
-  }
-  if (signal != 0) return broken > 0 ? 1 : interrupted_exit_code(signal);
-  return unmet == 0 ? 0 : 1;
+  run_rows(rows, options.has_budget ? std::optional(options.budget_seconds) : std::nullopt);
+  return report_explore(rows, options, reports, table);
 }
 
 int cmd_demo(const arguments& args, std::ostream& out) {

@@ -120,13 +120,9 @@ std::string first_difference(const json& given, const json& again) {
   return "?";
 }
 
-}  // namespace
-
-explore_row row_from_json(const json& j, const std::string& where) {
-  if (!j.is_object())
-    throw input_error(where + ": not an object (not a row of kvsim explore --json)");
-  explore_row row;
-  row.ran = true;
+// The search a row describes (scenario, variant, strategy, shard, checkers, what it expects,
+// its budget); returns how later refusals name the row.
+std::string read_request(const json& j, const std::string& where, explore_row& row) {
   search_request& q = row.request;
   q.spec.name = text_field(j, "scenario", where);
   const std::string at = where + " (" + sim::echoed(q.spec.name) + ")";
@@ -157,7 +153,25 @@ explore_row row_from_json(const json& j, const std::string& where) {
   // Only a search that stopped says it would have: explore's JSON keeps no other trace of
   // --stop-at-first, and a search that found nothing ran the same seeds either way.
   q.stop_at_first_finding = flag_field(j, "stopped_at_first_finding", at);
+  return at;
+}
 
+void read_probes(const json& j, const std::string& at, search_result& r) {
+  const json& probes = field(j, "probes", at);
+  if (probes.is_null()) return;
+  if (!probes.is_object()) refuse(at, "probes", "must be an object {name: hits} or null");
+  for (const auto& [name, hits] : probes.items()) {
+    const auto probe = scenarios::probe_from_string(name);
+    if (!probe) refuse(at, "probes", "names an unknown probe '" + sim::echoed(name) + "'");
+    if (!hits.is_number_unsigned()) refuse(at, "probes", "must count hits with integers");
+    r.probes[static_cast<std::size_t>(*probe)] = hits.get<std::uint64_t>();
+  }
+}
+
+// What the search came to: its counts, finding seeds, probes and first findings (whose
+// reproduce commands name the catalogue it ran on).
+void read_result(const json& j, const std::string& at, explore_row& row) {
+  search_request& q = row.request;
   search_result& r = row.result;
   r.runs = count_field(j, "runs", at);
   r.findings = count_field(j, "findings", at);
@@ -173,15 +187,7 @@ explore_row row_from_json(const json& j, const std::string& where) {
   }
   r.finding_seeds_truncated = flag_field(j, "finding_seeds_truncated", at);
   if (q.wanted_invariant) r.other_findings = count_field(j, "other_findings", at);
-  if (const json& probes = field(j, "probes", at); !probes.is_null()) {
-    if (!probes.is_object()) refuse(at, "probes", "must be an object {name: hits} or null");
-    for (const auto& [name, hits] : probes.items()) {
-      const auto probe = scenarios::probe_from_string(name);
-      if (!probe) refuse(at, "probes", "names an unknown probe '" + sim::echoed(name) + "'");
-      if (!hits.is_number_unsigned()) refuse(at, "probes", "must count hits with integers");
-      r.probes[static_cast<std::size_t>(*probe)] = hits.get<std::uint64_t>();
-    }
-  }
+  read_probes(j, at, r);
   if (const auto first = finding_field(j, "first_finding", at)) {
     r.first = first->finding;
     r.first_seed = first->seed;
@@ -196,7 +202,17 @@ explore_row row_from_json(const json& j, const std::string& where) {
     r.first_other_trace = other->trace;
     q.catalogue = catalogue_of(other->reproduce);
   }
+}
 
+}  // namespace
+
+explore_row row_from_json(const json& j, const std::string& where) {
+  if (!j.is_object())
+    throw input_error(where + ": not an object (not a row of kvsim explore --json)");
+  explore_row row;
+  row.ran = true;
+  const std::string at = read_request(j, where, row);
+  read_result(j, at, row);
   // Everything explore writes is read above, or follows from it (result, met, reproduce,
   // unexercised_probes): written again, the row must be the row given.
   const json again = rows_json({row}).at(0);

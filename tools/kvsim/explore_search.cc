@@ -253,23 +253,23 @@ constexpr const char* worker_error_tag = "error\t";
   _exit(0);
 }
 
-search_result search_in_workers(const search_request& request, const progress_fn& progress) {
-  const auto start = steady::now();
+// The worker processes of one search, each sending its runs' notes down a pipe, and what the
+// parent has learnt of them: a worker's own error line, or how one died.
+struct worker_pool {
   struct worker {
     pid_t pid = -1;
     int fd = -1;
-    std::string pending;
+    std::string pending;  // a note's first part, until its newline comes
   };
-  void* mapping = ::mmap(nullptr, sizeof(shared_cutoff), PROT_READ | PROT_WRITE,
-                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (mapping == MAP_FAILED) throw input_error(std::string("mmap: ") + std::strerror(errno));
-  auto* cutoff = new (mapping) shared_cutoff;
-  struct unmap {
-    void* mapping;
-    ~unmap() { ::munmap(mapping, sizeof(shared_cutoff)); }
-  } unmap_at_exit{mapping};
   std::vector<worker> workers;
   std::vector<pid_t> pid_of;  // by job, for the line naming a worker that died
+  std::size_t open = 0;
+  std::optional<std::string> error;
+  std::optional<std::string> died;
+};
+
+void start_workers(worker_pool& pool, const search_request& request, steady::time_point start,
+                   shared_cutoff& cutoff) {
   std::cout.flush();
   std::cerr.flush();
   for (std::uint64_t job = 0; job < request.jobs; ++job) {
@@ -279,65 +279,78 @@ search_result search_in_workers(const search_request& request, const progress_fn
     if (pid < 0) throw input_error(std::string("fork: ") + std::strerror(errno));
     if (pid == 0) {
       ::close(fds[0]);
-      for (const worker& w : workers) ::close(w.fd);
-      worker_main(request, job, start, fds[1], *cutoff);
+      for (const worker_pool::worker& w : pool.workers) ::close(w.fd);
+      worker_main(request, job, start, fds[1], cutoff);
     }
     ::close(fds[1]);
-    workers.push_back({pid, fds[0], {}});
-    pid_of.push_back(pid);
+    pool.workers.push_back({pid, fds[0], {}});
+    pool.pid_of.push_back(pid);
   }
+  pool.open = pool.workers.size();
+}
+
+// Reads what worker `job` sent: its notes go to the tally; an empty read means its pipe closed,
+// and the worker is reaped at once, so that one that died stops the others now instead of
+// after their whole share of the seeds.
+void read_worker(worker_pool& pool, std::size_t job, search_tally& tally, const search_request& request) {
+  worker_pool::worker& w = pool.workers[job];
+  char buffer[4096];
+  const ssize_t got = ::read(w.fd, buffer, sizeof buffer);
+  if (got < 0 && errno == EINTR) return;
+  if (got <= 0) {
+    ::close(w.fd);
+    w.fd = -1;
+    --pool.open;
+    tally.job_finished(job);
+    const int status = reap(w.pid);
+    w.pid = -1;
+    if (const auto death = death_of(status); death && !pool.died && interrupt_signal() == 0) {
+      pool.died = "search worker " + std::to_string(job) + " of " + request.spec.name + " [" +
+                  request.variant_label + "] (pid " + std::to_string(pool.pid_of[job]) + ") " + *death;
+    }
+    return;
+  }
+  w.pending.append(buffer, static_cast<std::size_t>(got));
+  for (auto newline = w.pending.find('\n'); newline != std::string::npos; newline = w.pending.find('\n')) {
+    const std::string line = w.pending.substr(0, newline);
+    w.pending.erase(0, newline + 1);
+    if (line.starts_with(worker_error_tag)) {
+      if (!pool.error) pool.error = line.substr(std::strlen(worker_error_tag));
+      continue;
+    }
+    tally.add(job, decode(line));
+  }
+}
+
+search_result search_in_workers(const search_request& request, const progress_fn& progress) {
+  const auto start = steady::now();
+  void* mapping = ::mmap(nullptr, sizeof(shared_cutoff), PROT_READ | PROT_WRITE,
+                         MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mapping == MAP_FAILED) throw input_error(std::string("mmap: ") + std::strerror(errno));
+  auto* cutoff = new (mapping) shared_cutoff;
+  struct unmap {
+    void* mapping;
+    ~unmap() { ::munmap(mapping, sizeof(shared_cutoff)); }
+  } unmap_at_exit{mapping};
+  worker_pool pool;
+  start_workers(pool, request, start, *cutoff);
   search_tally tally(request, request.jobs, start);
-  std::optional<std::string> worker_error;
-  std::optional<std::string> worker_died;
   auto last_progress = start;
-  std::size_t open = workers.size();
-  while (open > 0) {
+  while (pool.open > 0) {
     // An interrupt reaches the workers too when it came from the terminal; when it was sent
     // to this process alone, the cutoff tells them.
-    if (interrupt_signal() != 0 || worker_error || worker_died) cutoff->last_useful_seed.store(0);
+    if (interrupt_signal() != 0 || pool.error || pool.died) cutoff->last_useful_seed.store(0);
     std::vector<pollfd> polls;
     std::vector<std::size_t> which;
-    for (std::size_t i = 0; i < workers.size(); ++i) {
-      if (workers[i].fd < 0) continue;
-      polls.push_back({workers[i].fd, POLLIN, 0});
+    for (std::size_t i = 0; i < pool.workers.size(); ++i) {
+      if (pool.workers[i].fd < 0) continue;
+      polls.push_back({pool.workers[i].fd, POLLIN, 0});
       which.push_back(i);
     }
     const int ready = ::poll(polls.data(), polls.size(), 250);
     if (ready < 0 && errno != EINTR) throw input_error(std::string("poll: ") + std::strerror(errno));
     for (std::size_t k = 0; k < polls.size() && ready > 0; ++k) {
-      if ((polls[k].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
-      const std::size_t job = which[k];
-      worker& w = workers[job];
-      char buffer[4096];
-      const ssize_t got = ::read(w.fd, buffer, sizeof buffer);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        ::close(w.fd);
-        w.fd = -1;
-        --open;
-        tally.job_finished(job);
-        // Its pipe is closed: the worker has ended or is ending. Reaped now, so that one that
-        // died stops the others at once instead of after their whole share of the seeds.
-        const int status = reap(w.pid);
-        w.pid = -1;
-        if (const auto death = death_of(status); death && !worker_died && interrupt_signal() == 0) {
-          worker_died = "search worker " + std::to_string(job) + " of " + request.spec.name + " [" +
-                        request.variant_label + "] (pid " + std::to_string(pid_of[job]) + ") " +
-                        *death;
-        }
-        continue;
-      }
-      w.pending.append(buffer, static_cast<std::size_t>(got));
-      for (auto newline = w.pending.find('\n'); newline != std::string::npos;
-           newline = w.pending.find('\n')) {
-        const std::string line = w.pending.substr(0, newline);
-        w.pending.erase(0, newline + 1);
-        if (line.starts_with(worker_error_tag)) {
-          if (!worker_error) worker_error = line.substr(std::strlen(worker_error_tag));
-          continue;
-        }
-        tally.add(job, decode(line));
-      }
+      if ((polls[k].revents & (POLLIN | POLLHUP | POLLERR)) != 0) read_worker(pool, which[k], tally, request);
     }
     if (steady::now() - last_progress > std::chrono::milliseconds(250)) {
       last_progress = steady::now();
@@ -345,12 +358,12 @@ search_result search_in_workers(const search_request& request, const progress_fn
     }
   }
   // One line, whatever --jobs: the first worker's own error (a full disk, say) is bad input.
-  if (worker_error) throw input_error(*worker_error);
+  if (pool.error) throw input_error(*pool.error);
   // A worker that died is no input error: what the others ran is reported, marked as cut
   // short, and the command says which worker died and how (exit 4).
   search_result result = tally.finish(seconds_since(start));
-  result.interrupted = interrupt_signal() != 0 || worker_died.has_value();
-  result.worker_died = worker_died;
+  result.interrupted = interrupt_signal() != 0 || pool.died.has_value();
+  result.worker_died = pool.died;
   return result;
 }
 

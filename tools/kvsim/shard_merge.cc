@@ -55,49 +55,56 @@ void check_same_search(const std::vector<shard_part>& parts,
   }
 }
 
-explore_row merge_row(const std::vector<shard_part>& parts) {
-  explore_row merged;
-  merged.ran = true;
-  merged.expected = parts.front().row->expected;
-  merged.request = parts.front().row->request;
-  merged.request.shard = shard_spec{};
-  merged.request.stop_at_first_finding = false;
-  merged.request.budget_seconds.reset();
-  search_result& r = merged.result;
+// The runs of a shard up to `seed`: its seeds up to it, or all it ran when it stopped short of
+// them (a budget or an interrupt).
+std::uint64_t runs_up_to(const shard_part& p, std::uint64_t seed) {
+  return std::min(p.row->result.runs, shard_seeds_up_to(p.shard, seed));
+}
 
+// One row merged from its shards' parts, built in the order search_tally::finish builds a row.
+struct row_merge {
+  const std::vector<shard_part>& parts;
+  explore_row merged;
   // A search that stops at its first finding stops, unsharded, at the lowest of the shards'.
   std::optional<std::uint64_t> stop_seed;
-  bool budgets = true;
-  double budget = 0;
-  for (const shard_part& p : parts) {
-    const search_request& q = p.row->request;
-    if (merged.request.catalogue.empty()) merged.request.catalogue = q.catalogue;
-    if (p.row->stopped_at_first_finding()) {
-      merged.request.stop_at_first_finding = true;
-      stop_seed = std::min(stop_seed.value_or(UINT64_MAX), *p.row->result.first_seed);
-    }
-    budgets = budgets && q.budget_seconds.has_value();
-    budget += q.budget_seconds.value_or(0);
-  }
-  if (budgets) merged.request.budget_seconds = budget;
-  const auto counted = [&](std::uint64_t seed) { return !stop_seed || seed <= *stop_seed; };
-  // The runs of a shard up to `seed`: its seeds up to it, or all it ran when it stopped
-  // short of them (a budget or an interrupt).
-  const auto runs_up_to = [](const shard_part& p, std::uint64_t seed) {
-    return std::min(p.row->result.runs, shard_seeds_up_to(p.shard, seed));
-  };
-
   std::vector<search_result::finding_seed> seeds;
   std::vector<std::pair<std::uint64_t, std::string>> traces;
   bool seeds_incomplete = false;  // a shard listed too few of its findings to recount them
-  for (const shard_part& p : parts) {
+
+  bool counted(std::uint64_t seed) const { return !stop_seed || seed <= *stop_seed; }
+
+  // The request the unsharded search would have had, and where it stops.
+  void merge_requests() {
+    merged.ran = true;
+    merged.expected = parts.front().row->expected;
+    merged.request = parts.front().row->request;
+    merged.request.shard = shard_spec{};
+    merged.request.stop_at_first_finding = false;
+    merged.request.budget_seconds.reset();
+    bool budgets = true;
+    double budget = 0;
+    for (const shard_part& p : parts) {
+      const search_request& q = p.row->request;
+      if (merged.request.catalogue.empty()) merged.request.catalogue = q.catalogue;
+      if (p.row->stopped_at_first_finding()) {
+        merged.request.stop_at_first_finding = true;
+        stop_seed = std::min(stop_seed.value_or(UINT64_MAX), *p.row->result.first_seed);
+      }
+      budgets = budgets && q.budget_seconds.has_value();
+      budget += q.budget_seconds.value_or(0);
+    }
+    if (budgets) merged.request.budget_seconds = budget;
+  }
+
+  // One shard's counts, seeds, traces and first findings.
+  void add(const shard_part& p) {
+    search_result& r = merged.result;
     const search_result& s = p.row->result;
     r.seconds += s.seconds;
     r.interrupted = r.interrupted || s.interrupted;
     if (stop_seed) {
       r.runs += runs_up_to(p, *stop_seed);
-      const bool listed_past_stop =
-          !s.finding_seeds.empty() && s.finding_seeds.back().seed >= *stop_seed;
+      const bool listed_past_stop = !s.finding_seeds.empty() && s.finding_seeds.back().seed >= *stop_seed;
       seeds_incomplete = seeds_incomplete || (s.finding_seeds_truncated && !listed_past_stop);
     } else {
       r.runs += s.runs;
@@ -113,8 +120,7 @@ explore_row merge_row(const std::vector<shard_part>& parts) {
       if (counted(f.seed)) seeds.push_back(f);
     }
     for (const std::string& file : s.trace_files) {
-      if (const std::uint64_t seed = trace_seed(file); counted(seed))
-        traces.emplace_back(seed, file);
+      if (const std::uint64_t seed = trace_seed(file); counted(seed)) traces.emplace_back(seed, file);
     }
     if (s.first && (!r.first || *s.first_seed < *r.first_seed)) {
       r.first = s.first;
@@ -129,40 +135,55 @@ explore_row merge_row(const std::vector<shard_part>& parts) {
       r.first_other_trace = s.first_other_trace;
     }
   }
-  std::sort(seeds.begin(), seeds.end(),
-            [](const auto& a, const auto& b) { return a.seed < b.seed; });
-  for (std::size_t i = 1; i < seeds.size(); ++i) {
-    if (seeds[i].seed == seeds[i - 1].seed) {
-      throw input_error(sim::echoed(row_key(merged)) + ": seed " + std::to_string(seeds[i].seed) +
-                        " is listed twice");
+
+  // The finding seeds in order, each once; with a stop, the findings are those up to it.
+  void count_seeds() {
+    search_result& r = merged.result;
+    std::sort(seeds.begin(), seeds.end(), [](const auto& a, const auto& b) { return a.seed < b.seed; });
+    for (std::size_t i = 1; i < seeds.size(); ++i) {
+      if (seeds[i].seed == seeds[i - 1].seed) {
+        throw input_error(sim::echoed(row_key(merged)) + ": seed " + std::to_string(seeds[i].seed) +
+                          " is listed twice");
+      }
+    }
+    if (stop_seed) {
+      r.findings = seeds.size();
+      r.other_findings =
+          static_cast<std::uint64_t>(std::count_if(seeds.begin(), seeds.end(), [&](const auto& f) {
+            return merged.request.wanted_invariant && f.invariant != *merged.request.wanted_invariant;
+          }));
+    }
+    r.finding_seeds_truncated = r.findings > finding_seeds_max || seeds_incomplete;
+    if (seeds.size() > finding_seeds_max) seeds.resize(finding_seeds_max);
+    r.finding_seeds = std::move(seeds);
+    if (r.first) {
+      r.runs_to_first_finding = 0;
+      for (const shard_part& p : parts) *r.runs_to_first_finding += runs_up_to(p, *r.first_seed);
     }
   }
-  if (stop_seed) {
-    // The findings the unsharded search counted: those of the seeds up to its stop.
-    r.findings = seeds.size();
-    r.other_findings =
-        static_cast<std::uint64_t>(std::count_if(seeds.begin(), seeds.end(), [&](const auto& f) {
-          return merged.request.wanted_invariant && f.invariant != *merged.request.wanted_invariant;
-        }));
-  }
-  r.finding_seeds_truncated = r.findings > finding_seeds_max || seeds_incomplete;
-  if (seeds.size() > finding_seeds_max) seeds.resize(finding_seeds_max);
-  r.finding_seeds = std::move(seeds);
-  if (r.first) {
-    r.runs_to_first_finding = 0;
-    for (const shard_part& p : parts) *r.runs_to_first_finding += runs_up_to(p, *r.first_seed);
-  }
+
   // The lowest seeds' traces and the first findings', as search_tally::finish keeps them.
-  std::sort(traces.begin(), traces.end());
-  for (std::size_t i = 0; i < traces.size(); ++i) {
-    const std::string& file = traces[i].second;
-    if (i < merged.request.traces_max || r.first_trace == file || r.first_other_trace == file) {
-      r.trace_files.push_back(file);
+  void keep_traces() {
+    search_result& r = merged.result;
+    std::sort(traces.begin(), traces.end());
+    for (std::size_t i = 0; i < traces.size(); ++i) {
+      const std::string& file = traces[i].second;
+      if (i < merged.request.traces_max || r.first_trace == file || r.first_other_trace == file) {
+        r.trace_files.push_back(file);
+      }
     }
   }
-  KVSIM_SIM_ASSERT(merged.stopped_at_first_finding() == stop_seed.has_value(),
+};
+
+explore_row merge_row(const std::vector<shard_part>& parts) {
+  row_merge merge{parts, {}, {}, {}, {}, false};
+  merge.merge_requests();
+  for (const shard_part& p : parts) merge.add(p);
+  merge.count_seeds();
+  merge.keep_traces();
+  KVSIM_SIM_ASSERT(merge.merged.stopped_at_first_finding() == merge.stop_seed.has_value(),
                    "a merged row stops where a shard's did");
-  return merged;
+  return std::move(merge.merged);
 }
 
 }  // namespace
