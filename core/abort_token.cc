@@ -180,4 +180,9 @@ std::uint32_t abort_token_verifier::remembered() const {
   return static_cast<std::uint32_t>(entries);
 }
 
+std::uint32_t abort_token_verifier::remembered(room_key key) const {
+  const auto it = seen_.find(key);
+  return it == seen_.end() ? 0 : static_cast<std::uint32_t>(it->second.size());
+}
+
 }  // namespace kvsim::core

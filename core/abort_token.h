@@ -97,6 +97,7 @@ class abort_token_verifier {
   // request): one event stream for every refusal of authority.
   void refuse(room_key expected, room_key token_key, std::uint64_t nonce, token_rejection why);
   std::uint32_t remembered() const;  // duplicate-memory entries held
+  std::uint32_t remembered(room_key key) const;  // those of one (room, generation)
   std::uint32_t retired_count() const { return retired_.size(); }
   rank_id rank() const { return rank_; }
   // True when `message` bears a proof its sender made under the key of its link to this rank.

@@ -20,7 +20,9 @@ void prefill_sender::emit(event_body body) { ports_.events.emit_built(event{rank
 bool prefill_sender::open(room_key key, std::span<const page_index> source_pages,
                           std::span<const rank_id> decode_ranks) {
   owner_.check();
-  const auto opened = state_.lifetimes.open(key);
+  room_lifetimes::unopened_ends ended;
+  const auto opened = state_.lifetimes.open(key, &ended);
+  forget_unopened(ended);
   if (!opened) {
     // Open already: a second open is the caller's mistake and changes nothing (the refusal is
     // the table's event). Tombstoned: aborted before it existed, so the request is over on
@@ -207,7 +209,11 @@ void prefill_sender::on_abort(const control_message& abort) {
     // No sender for this (room, generation): not opened yet, or finished and drained. A
     // tombstone keeps a late open from ever writing (B10 restores the old: none); nothing of
     // it is in flight here, so the drain-ACK can go at once.
-    if (!variant_.has(bug::b10_no_tombstone)) (void)state_.lifetimes.close(key);
+    if (!variant_.has(bug::b10_no_tombstone)) {
+      room_lifetimes::unopened_ends ended;
+      (void)state_.lifetimes.close(key, &ended);
+      forget_unopened(ended);
+    }
     emit(ack_target_registered{key, target.decode_rank, target.token.nonce});
     send_ack(key, target);
     return;
@@ -269,6 +275,15 @@ void prefill_sender::send_outcome(room_key key, rank_id decode, bool failed) {
   state_.tokens.prove(outcome, decode);
   emit(outcome_reported{key, decode, failed});
   ports_.control.send(decode, outcome);
+}
+
+// Requests whose before-open tombstones ended without their open (a newer generation opened,
+// or the table evicted them): they never reached this rank's scheduler (an engine that drops
+// a request aborted while it waited for admission never opens its room), so nothing but the
+// tombstone ends them, and their ABORTs' memory goes with it. A replay of one is then refused
+// as retired and answered as for any room that is over.
+void prefill_sender::forget_unopened(const room_lifetimes::unopened_ends& ended) {
+  for (const room_key& key : ended) state_.tokens.forget(key);
 }
 
 void prefill_sender::forget_if_done(room_key key) {

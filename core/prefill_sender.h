@@ -110,6 +110,7 @@ class prefill_sender {
   void send_ack(room_key key, const ack_target& target);
   void send_outcome(room_key key, rank_id decode, bool failed);
   void forget_if_done(room_key key);
+  void forget_unopened(const room_lifetimes::unopened_ends& ended);
   void emit(event_body body);
 
   rank_id rank_;

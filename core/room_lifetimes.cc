@@ -13,7 +13,7 @@ room_lifetimes::room_lifetimes(rank_id rank, event_sink& sink, std::uint32_t bef
                                std::uint32_t finished_max)
     : rank_(rank), sink_(sink), before_open_(before_open_max), finished_(finished_max) {}
 
-status<lifetime_error> room_lifetimes::open(room_key key) {
+status<lifetime_error> room_lifetimes::open(room_key key, unopened_ends* ended) {
   if (before_open_.erase(key)) {
     // The late sender B10's tombstone exists for: refused, and its incarnation is over.
     const auto refused = refuse(lifetime_error::tombstoned, key);
@@ -27,6 +27,7 @@ status<lifetime_error> room_lifetimes::open(room_key key) {
   // Older generations of this room can no longer open here: their tombstones are done.
   for (const room_key& old : before_open_.erase_older(key.room, key.generation)) {
     emit(tombstone_retired{old, key.generation});
+    if (ended != nullptr) ended->push_back(old);
   }
   return done{};
 }
@@ -52,22 +53,30 @@ status<lifetime_error> room_lifetimes::release(room_key key) {
   return done{};
 }
 
-status<lifetime_error> room_lifetimes::close(room_key key) {
+status<lifetime_error> room_lifetimes::close(room_key key, unopened_ends* ended) {
+  return close_leaving(key, tombstone_table::before_open, ended);
+}
+
+status<lifetime_error> room_lifetimes::close_over(room_key key) {
+  return close_leaving(key, tombstone_table::finished, nullptr);
+}
+
+status<lifetime_error> room_lifetimes::close_leaving(room_key key, tombstone_table unopened,
+                                                     unopened_ends* ended) {
   const auto it = rooms_.find(key);
   if (it != rooms_.end()) {
     it->second.closed = true;
     emit(room_closed{key, it->second.pending_leases, false});
     return done{};
   }
-  emit(room_closed{key, 0, true});
-  if (!is_tombstoned(key)) add_tombstone(before_open_, tombstone_table::before_open, key);
-  return done{};
-}
-
-status<lifetime_error> room_lifetimes::close_over(room_key key) {
-  if (rooms_.contains(key)) return close(key);
-  emit(room_closed{key, 0, true, tombstone_table::finished});
-  if (!is_tombstoned(key)) add_tombstone(finished_, tombstone_table::finished, key);
+  emit(room_closed{key, 0, true, unopened});
+  if (is_tombstoned(key)) return done{};
+  if (unopened == tombstone_table::finished) {
+    (void)add_tombstone(finished_, unopened, key);
+    return done{};
+  }
+  const std::optional<room_key> evicted = add_tombstone(before_open_, unopened, key);
+  if (evicted && ended != nullptr) ended->push_back(*evicted);
   return done{};
 }
 
@@ -99,9 +108,12 @@ std::uint32_t room_lifetimes::pending_leases(room_key key) const {
 }
 
 // The decision that adds a tombstone is emitted first; an eviction it causes follows it.
-void room_lifetimes::add_tombstone(bounded_key_set& table, tombstone_table which, room_key key) {
-  if (const auto evicted = table.insert(key)) emit(tombstone_evicted{*evicted, which});
+std::optional<room_key> room_lifetimes::add_tombstone(bounded_key_set& table, tombstone_table which,
+                                                      room_key key) {
+  const std::optional<room_key> evicted = table.insert(key);
+  if (evicted) emit(tombstone_evicted{*evicted, which});
   KVSIM_INVARIANT(table.contains(key), "a tombstone just added is in its table");
+  return evicted;
 }
 
 status<lifetime_error> room_lifetimes::refuse(lifetime_error error, room_key key) {

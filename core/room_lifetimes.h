@@ -27,6 +27,8 @@
 // tombstones held; nothing grows with the number of requests ever served.
 #include <cstdint>
 #include <map>
+#include <optional>
+#include <vector>
 
 #include "core/bounded_key_set.h"
 #include "core/errors.h"
@@ -44,11 +46,20 @@ class room_lifetimes {
   room_lifetimes(rank_id rank, event_sink& sink, std::uint32_t before_open_max,
                  std::uint32_t finished_max);
 
-  status<lifetime_error> open(room_key key);
+  // The (room, generation)s whose before-open tombstones one call ended without their open:
+  // retired (a newer generation of the room opened here) or evicted (the table was full). A
+  // request aborted before it reached this rank (an engine that drops it at admission) never
+  // opens, so whatever the caller remembers of its ABORTs has to end here, with its tombstone
+  // (prefill_sender forgets their tokens), or it would outlive every table of the room.
+  using unopened_ends = std::vector<room_key>;
+
+  // `ended`, when given, receives the before-open tombstones this call ended unopened.
+  status<lifetime_error> open(room_key key, unopened_ends* ended = nullptr);
   status<lifetime_error> try_acquire(room_key key);
   status<lifetime_error> release(room_key key);
-  // Idempotent: a duplicated ABORT closes nothing twice. Closing an unknown room tombstones it.
-  status<lifetime_error> close(room_key key);
+  // Idempotent: a duplicated ABORT closes nothing twice. Closing an unknown room tombstones it;
+  // `ended` as for open().
+  status<lifetime_error> close(room_key key, unopened_ends* ended = nullptr);
   // The close of a (room, generation) the caller knows is over here (its open came and went,
   // and its memory is retired): idempotent like close(), but a tombstone it leaves goes to
   // `finished`. Its open will not come again, so it must never take the place of a before-open
@@ -80,7 +91,11 @@ class room_lifetimes {
     std::uint32_t pending_leases = 0;
   };
 
-  void add_tombstone(bounded_key_set& table, tombstone_table which, room_key key);
+  // close and close_over: an open room is closed; an unopened one leaves a tombstone in the
+  // table `unopened` names, unless it has one already.
+  status<lifetime_error> close_leaving(room_key key, tombstone_table unopened, unopened_ends* ended);
+  // Returns the tombstone evicted to make room, if any.
+  std::optional<room_key> add_tombstone(bounded_key_set& table, tombstone_table which, room_key key);
   status<lifetime_error> refuse(lifetime_error error, room_key key);
   void emit(event_body body);
 

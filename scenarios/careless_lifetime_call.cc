@@ -7,8 +7,10 @@ namespace {
 
 bool makes_wrong(const core::room_lifetimes& table, sim::lifetime_call call, core::room_key key) {
   switch (call) {
+    // Not a before-open tombstone: an open of one is the late sender itself, whose refusal
+    // the sender ends (it forgets the ABORT that made the tombstone); the table alone cannot.
     case sim::lifetime_call::open:
-      return table.is_tracked(key) || table.is_tombstoned(key);
+      return table.is_tracked(key) || (table.is_tombstoned(key) && !table.is_tombstoned_before_open(key));
     case sim::lifetime_call::try_acquire:
       return table.is_closed(key);
     case sim::lifetime_call::release:

@@ -17,6 +17,7 @@ constexpr std::array<const char*, probe_count> probe_names{
     "tombstone_left",
     "late_sender_refused",
     "tombstone_evicted",
+    "tombstone_retired",
     "abort_between_chunks",
     "abort_mid_copy",
     "forged_token_refused",
@@ -180,6 +181,7 @@ void probe_counter::observe_core(const core::event& e) {
             }
           },
           [&](const core::tombstone_evicted&) { hit(probe::tombstone_evicted); },
+          [&](const core::tombstone_retired&) { hit(probe::tombstone_retired); },
           [&](const core::chunk_admitted& c) { chunks_admitted_.insert({rank, c.key}); },
           [&](const core::lifetime_refused& r) {
             if (r.error == core::lifetime_error::tombstoned) hit(probe::late_sender_refused);

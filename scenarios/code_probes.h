@@ -37,6 +37,7 @@ enum class probe : std::uint8_t {
   tombstone_left,        // an abort closed a room before it opened
   late_sender_refused,   // a late open met that tombstone
   tombstone_evicted,     // the bounded tombstone table filled up and evicted
+  tombstone_retired,     // a newer generation's open ended an older one's before-open tombstone
   abort_between_chunks,  // a chunk was queued, the next refused: the room had closed
   abort_mid_copy,        // an abort or failure landed while a copy was half done
   // Abort tokens and drain-ACKs.
@@ -57,7 +58,7 @@ enum class probe : std::uint8_t {
   active_prefetch_drained,   // an active prefetch drained before the barrier
   io_tail_freed,             // the I/O actor freed the tail after its storage call
 };
-inline constexpr std::size_t probe_count = 26;
+inline constexpr std::size_t probe_count = 27;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

@@ -55,9 +55,15 @@ std::vector<sim::core_audited> audit_prefill(core::rank_id rank, const core::pre
       by_statuses.held.push_back(room + ": status " + core::to_string(*status) + " kept");
     }
   }
-  // Only once the sender tracks no room: a room still tracked may still hold its ABORTs.
-  if (by_sender.held.empty() && verifier.remembered() > 0) {
-    by_sender.held.push_back(std::to_string(verifier.remembered()) +
+  // Only once the sender tracks no room: a room still tracked may still hold its ABORTs. A
+  // request aborted before it reached this rank keeps its ABORTs as long as its before-open
+  // tombstone (its open may still come); every other memory of an ABORT is a leak.
+  std::uint32_t awaiting_open = 0;
+  for (const core::room_key& key : keys) {
+    if (lifetimes.is_tombstoned_before_open(key)) awaiting_open += verifier.remembered(key);
+  }
+  if (by_sender.held.empty() && verifier.remembered() > awaiting_open) {
+    by_sender.held.push_back(std::to_string(verifier.remembered() - awaiting_open) +
                              " ABORT token(s) still remembered by the verifier");
   }
   return {by_sender, by_lifetimes, by_statuses};

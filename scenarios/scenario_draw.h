@@ -40,6 +40,10 @@ request_spec transfer_request(Draw& d, const topology_spec& topology, std::uint3
     if (r.origin == abort_origin::decode && topology.decode_ranks > 1 && d.coin()) {
       r.abort_from.push_back(d.in(0, topology.decode_ranks - 1));
     }
+    // Aborted before it reached prefill: every decode rank aborts it (the schema's rule).
+    if (r.origin == abort_origin::decode && r.abort_from.empty() && d.one_in(6)) {
+      r.abort = abort_phase::before_admission;
+    }
   }
   if (index > 0 && d.one_in(3)) r.after = d.in(0, index - 1);
   // Never a pin (request_pin): a pin replays a logged timeline, the swarm draws its own.

@@ -6,7 +6,7 @@ namespace kvsim::scenarios {
 namespace {
 
 static_assert(static_cast<std::size_t>(scenario_kind::prefetch) + 1 == detail::kind_names.size());
-static_assert(static_cast<std::size_t>(abort_phase::anytime) + 1 ==
+static_assert(static_cast<std::size_t>(abort_phase::before_admission) + 1 ==
               detail::abort_phase_names.size());
 static_assert(static_cast<std::size_t>(abort_origin::prefill) + 1 == detail::origin_names.size());
 static_assert(static_cast<std::size_t>(core::prefetch_state::active) + 1 ==

@@ -13,8 +13,8 @@ const char* to_string(abort_origin origin);
 namespace detail {
 
 inline constexpr std::array<const char*, 2> kind_names{"transfer", "prefetch"};
-inline constexpr std::array<const char*, 5> abort_phase_names{
-    "before_open", "before_transfer", "during_transfer", "after_transfer", "anytime"};
+inline constexpr std::array<const char*, 6> abort_phase_names{
+    "before_open", "before_transfer", "during_transfer", "after_transfer", "anytime", "before_admission"};
 inline constexpr std::array<const char*, 2> origin_names{"decode", "prefill"};
 inline constexpr std::array<const char*, 3> prefetch_state_names{"missing", "pending", "active"};
 inline constexpr std::array<const char*, 2> allocation_names{"lifo", "fifo"};

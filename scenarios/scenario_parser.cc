@@ -288,6 +288,14 @@ class scenario_parser {
                        "names decode ranks that abort, but origin 'prefill' means prefill fails "
                        "the request");
       }
+      // A request that never reaches prefill is over only through its ABORTs: every decode
+      // rank sends one, or one would wait for an outcome no prefill rank can report.
+      if (*r.abort == abort_phase::before_admission &&
+          (r.origin != abort_origin::decode || !r.abort_from.empty())) {
+        in_.fail_field(catalogue_problem::inconsistent, member_path(path, "abort"),
+                       "is 'before_admission', which every decode rank aborts: 'origin' must be "
+                       "'decode' and 'abort_from' empty");
+      }
       return;
     }
     if (!r.abort_from.empty()) {

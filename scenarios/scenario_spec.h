@@ -54,6 +54,9 @@ enum class abort_phase : std::uint8_t {
   during_transfer,  // while a chunk's transfer is in flight
   after_transfer,   // after the last chunk, before decode has seen the end
   anytime,          // the search decides (an abort fault at every opportunity)
+  // The ABORT reaches prefill, the request never does: prefill's engine drops a request
+  // aborted before admission and never opens its room (decode only, every decode rank).
+  before_admission,
 };
 
 enum class abort_origin : std::uint8_t {

@@ -423,7 +423,14 @@ struct transfer_world::parts {
   }
 
   void prefill_scheduler(rank_id p) {
-    for (std::size_t r = 0; r < spec.requests.size(); ++r) prefill_one(p, r);
+    for (std::size_t r = 0; r < spec.requests.size(); ++r) {
+      // Aborted before it reached this rank: the engine drops it at admission (SGLang's
+      // prefill drops a request decode aborted while it waited in the bootstrap or waiting
+      // queue) and never opens its room. Its ABORT, whenever it lands, leaves a before-open
+      // tombstone that only a newer generation's open or the table's bound ends.
+      if (spec.requests[r].abort == abort_phase::before_admission) continue;
+      prefill_one(p, r);
+    }
     world.touch(done_flag(p), sim::access::write);
     prefill.at(p)->scheduler_done = true;
   }
@@ -717,7 +724,8 @@ struct transfer_world::parts {
     me.registered.insert(key);
     const bool wants_abort = aborts_here(req, d);
     if (wants_abort && (req.abort == abort_phase::before_open ||
-                        req.abort == abort_phase::before_transfer)) {
+                        req.abort == abort_phase::before_transfer ||
+                        req.abort == abort_phase::before_admission)) {
       abort_request(me, r);
     }
     // A pinned abort lands at its logged time, not where the search would place it; until

@@ -206,23 +206,30 @@ TEST_F(PrefillSenderB10, HistoricalAbortBeforeOpenLetsTheLateSenderStart) {
   EXPECT_TRUE(send(1)) << "writes after the ACK: decode has already freed these pages";
 }
 
-// Replays of authentic ABORTs need no key, only a recording. Each names a room that is over here,
-// so each is ACKed and closed as one; if that close took a before-open place, a stream of them
-// would evict the tombstone that stops a late sender, whose open would then be admitted.
-TEST(PrefillSenderReplays, ReplayedAbortsOfRoomsThatAreOverNeverLetALateSenderIn) {
+// A prefill rank whose tombstone tables hold one entry each (the tightest), and the ABORTs a
+// decode rank sends it.
+class PrefillSenderReplays : public ::testing::Test {
+ protected:
+  control_message abort_of(room_key key) {
+    return control_message{control_kind::abort, decode_rank, key, decode_tokens.issue(key, prefill_rank), {}, {}};
+  }
+
   recording_sink sink;
   fake_transfers transfers;
   fake_messenger control;
   page_ledger ledger{prefill_rank, 8, sink};
-  room_lifetimes lifetimes{prefill_rank, sink, 1};  // one tombstone per table: the tightest
+  room_lifetimes lifetimes{prefill_rank, sink, 1};
   transfer_status_table statuses{prefill_rank, sink};
   abort_token_verifier verifier{prefill_rank, test_key(), sink};
   abort_token_issuer decode_tokens{decode_rank, test_key(), 1, sink};
-  prefill_sender sender(prefill_rank, {transfers, control, sink}, {ledger, lifetimes, statuses, verifier},
-                        variant::safe());
-  const auto abort_of = [&](room_key key) {
-    return control_message{control_kind::abort, decode_rank, key, decode_tokens.issue(key, prefill_rank), {}, {}};
-  };
+  prefill_sender sender{prefill_rank, {transfers, control, sink}, {ledger, lifetimes, statuses, verifier},
+                        variant::safe()};
+};
+
+// Replays of authentic ABORTs need no key, only a recording. Each names a room that is over here,
+// so each is ACKed and closed as one; if that close took a before-open place, a stream of them
+// would evict the tombstone that stops a late sender, whose open would then be admitted.
+TEST_F(PrefillSenderReplays, ReplayedAbortsOfRoomsThatAreOverNeverLetALateSenderIn) {
   std::vector<control_message> recorded;
   for (generation_t g = 0; g < 3; ++g) {  // served, aborted, over: their ABORTs recorded
     const room_key served{40, g};
@@ -241,6 +248,34 @@ TEST(PrefillSenderReplays, ReplayedAbortsOfRoomsThatAreOverNeverLetALateSenderIn
   EXPECT_TRUE(lifetimes.is_tombstoned_before_open(late)) << "a replay evicted the late sender's tombstone";
   const auto pages = ledger.allocate(late, 1).value();
   EXPECT_FALSE(sender.open(late, pages)) << "the late sender was let in";
+}
+
+// A request aborted before it reached this rank never opens here: its ABORT's memory ends with
+// its before-open tombstone, when a newer generation of the room opens or the table evicts it,
+// and a replay afterwards is refused as retired and closes nothing live. Before, the memory
+// stayed until the verifier's own bound, one entry for every such request.
+TEST_F(PrefillSenderReplays, AbortsOfRequestsThatNeverOpenAreForgottenWithTheirTombstones) {
+  const room_key dropped{40, 0};  // aborted before admission: its room never opens here
+  const control_message first = abort_of(dropped);
+  sender.on_abort(first);
+  ASSERT_TRUE(lifetimes.is_tombstoned_before_open(dropped));
+  EXPECT_EQ(verifier.remembered(dropped), 1u) << "remembered while its open may still come";
+  const room_key next{40, 1};  // the room's next request opens: the dropped one can no longer
+  const auto pages = ledger.allocate(next, 1).value();
+  ASSERT_TRUE(sender.open(next, pages));
+  EXPECT_FALSE(lifetimes.is_tombstoned_before_open(dropped));
+  EXPECT_EQ(verifier.remembered(), 0u) << "the retired tombstone's ABORT is still remembered";
+  sender.on_abort(first);  // replayed
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::retired);
+  EXPECT_TRUE(lifetimes.is_admitting(next)) << "a replay of the dropped request closed the live one";
+
+  const room_key evicted{41, 0};
+  const room_key newer_tombstone{42, 0};
+  sender.on_abort(abort_of(evicted));
+  sender.on_abort(abort_of(newer_tombstone));  // the one-place table evicts the first
+  EXPECT_FALSE(lifetimes.is_tombstoned_before_open(evicted));
+  EXPECT_EQ(verifier.remembered(evicted), 0u) << "the evicted tombstone's ABORT is still remembered";
+  EXPECT_EQ(verifier.remembered(newer_tombstone), 1u);
 }
 
 }  // namespace

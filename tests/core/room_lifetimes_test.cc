@@ -302,6 +302,30 @@ TEST(RoomLifetimes, ClosesOfRoomsThatAreOverNeverEvictABeforeOpenTombstone) {
       << "the late sender must still be refused";
 }
 
+// The caller learns which before-open tombstones a call ended without their open, so that it
+// can end what it remembers of their ABORTs with them; nothing else is reported as ended.
+TEST(RoomLifetimes, ReportsTheBeforeOpenTombstonesACallEndsUnopened) {
+  recording_sink sink;
+  room_lifetimes lifetimes(0, sink, 2, 1);
+  room_lifetimes::unopened_ends ended;
+  ASSERT_TRUE(lifetimes.close(room_key{7, 0}, &ended));
+  ASSERT_TRUE(lifetimes.close(room_key{7, 1}, &ended));
+  EXPECT_TRUE(ended.empty()) << "a tombstone added ends nothing";
+  ASSERT_TRUE(lifetimes.open(room_key{7, 3}, &ended));
+  EXPECT_EQ(ended, (room_lifetimes::unopened_ends{room_key{7, 0}, room_key{7, 1}}));
+  ended.clear();
+  ASSERT_TRUE(lifetimes.close(room_key{8, 0}, &ended));
+  ASSERT_TRUE(lifetimes.close(room_key{9, 0}, &ended));
+  ASSERT_TRUE(lifetimes.close(room_key{10, 0}, &ended));  // the two-place table evicts {8, 0}
+  EXPECT_EQ(ended, (room_lifetimes::unopened_ends{room_key{8, 0}}));
+  ended.clear();
+  EXPECT_EQ(error_of(lifetimes.open(room_key{9, 0}, &ended)), lifetime_error::tombstoned);
+  EXPECT_TRUE(ended.empty()) << "a tombstone whose open came ended opened, not unopened";
+  ASSERT_TRUE(lifetimes.close(room_key{7, 3}, &ended));  // a close of an open room
+  ASSERT_TRUE(lifetimes.close(room_key{10, 0}, &ended));  // a duplicate close
+  EXPECT_TRUE(ended.empty());
+}
+
 TEST(RoomLifetimes, ACloseOfARoomThatIsOverButStillOpenIsAnOrdinaryClose) {
   recording_sink sink;
   room_lifetimes lifetimes(0, sink, 1);

@@ -325,7 +325,7 @@ TEST_F(CatalogueErrors, AnUnknownNameOfAnEnumIsNamed) {
                 "\"transfers\")"});
   expect_error(put("/scenarios/0/requests/0/abort", "during"), problem::unknown_value,
                {"field 'requests[0].abort' must be one of 'before_open', 'before_transfer', "
-                "'during_transfer', 'after_transfer', 'anytime' (got \"during\")"});
+                "'during_transfer', 'after_transfer', 'anytime', 'before_admission' (got \"during\")"});
   expect_error(put("/scenarios/0/requests/0/origin", "router"), problem::unknown_value,
                {"field 'requests[0].origin' must be one of 'decode', 'prefill' (got \"router\")"});
   expect_error(put("/scenarios/0/topology/allocation", "random"), problem::unknown_value,
@@ -461,6 +461,14 @@ TEST_F(CatalogueErrors, AbortDetailsOnARequestThatIsNotAbortedAreInconsistent) {
   expect_error(put("/scenarios/0/requests/0/origin", "prefill"), problem::inconsistent,
                {"field 'requests[0].abort_from' names decode ranks that abort, but origin "
                 "'prefill'"});
+}
+
+// A request that never reaches prefill ends only through its ABORTs: one from every decode rank.
+TEST_F(CatalogueErrors, ARequestAbortedBeforeAdmissionIsAbortedByEveryDecodeRank) {
+  // page42's requests[0] names the decode rank that aborts it.
+  expect_error(put("/scenarios/0/requests/0/abort", "before_admission"), problem::inconsistent,
+               {"field 'requests[0].abort' is 'before_admission', which every decode rank aborts: "
+                "'origin' must be 'decode' and 'abort_from' empty"});
 }
 
 // --- pinned timelines (requests[i].pin) -----------------------------------------------------

@@ -92,6 +92,25 @@ TEST(PrefillAudit, FiresOnAnAbortTheVerifierStillRemembersOnceNoRoomIsTracked) {
             std::vector<std::string>{"1 ABORT token(s) still remembered by the verifier"});
 }
 
+// A request aborted before it reached this rank may still open: its ABORT is remembered as
+// long as its before-open tombstone lives, and is not a leak; once the tombstone ended (a
+// newer generation opened), a memory of it left behind would be.
+TEST(PrefillAudit, AnAbortAwaitingItsOpenIsHeldOnlyWhileItsTombstoneLives) {
+  prefill_under_audit p;
+  p.rank.sender().on_abort(p.abort_of(request));
+  EXPECT_EQ(p.held_by_sender(), std::vector<std::string>{});
+  const room_key next{request.room, request.generation + 1};
+  ASSERT_TRUE(p.open(next));
+  p.rank.sender().finish(next);
+  EXPECT_EQ(p.rank.verifier().remembered(), 0u);
+  // The same memory kept by hand after its tombstone ended is reported.
+  ASSERT_TRUE(p.rank.verifier().accept_abort(p.issuer.issue(room_key{9, 0}, prefill), room_key{9, 0}, decode));
+  const auto audits = audit_prefill(prefill, p.rank.sender(), p.rank.lifetimes(), p.rank.statuses(),
+                                    p.rank.verifier(), {request, next, room_key{9, 0}});
+  EXPECT_EQ(audits.front().held,
+            std::vector<std::string>{"1 ABORT token(s) still remembered by the verifier"});
+}
+
 TEST(PrefillAudit, AStillTrackedRoomMayHoldItsAborts) {
   prefill_under_audit p;
   ASSERT_TRUE(p.open(request));

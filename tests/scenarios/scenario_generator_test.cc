@@ -66,7 +66,7 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
   for (const char* want :
        {"transfer", "prefetch", "state 0", "state 1", "state 2", "prefill ranks > 1",
         "decode ranks > 1", "room reuse", "chunks > 1", "siblings > 1", "abort before_open",
-        "abort before_transfer", "abort during_transfer", "abort after_transfer", "abort anytime",
+        "abort before_transfer", "abort during_transfer", "abort after_transfer", "abort anytime", "abort before_admission",
         "prefill origin", "abort_from", "after", "gate", "stall", "fail", "timeout", "delay",
         "duplicate", "drop", "deadline"}) {
     EXPECT_TRUE(seen.contains(want)) << want << " never drawn in " << seeds << " seeds";
