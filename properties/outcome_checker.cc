@@ -12,13 +12,11 @@
 namespace kvsim::properties {
 namespace {
 
-// The fault kinds that may fail a request no one aborted. Not `abort` (it times the
-// scenario's own aborts), `message_replay` or `message_forge` (the adversary, whose messages
-// a correct core refuses).
+// The fault kinds that may fail a request no one aborted (spec/fault_kinds.h): not the
+// scenario's own aborts, nor the adversary, whose messages a correct core refuses.
 bool may_fail_a_request(std::string_view fault) {
   const auto kind = sim::fault_kind_from_string(fault);
-  return kind != sim::fault_kind::abort && kind != sim::fault_kind::message_replay &&
-         kind != sim::fault_kind::message_forge;
+  return !kind || spec::row_of(*kind).fails_requests;
 }
 
 }  // namespace

@@ -10,15 +10,10 @@
 
 #include "real_backend/scenario_ranks.h"
 #include "scenarios/catalogue.h"
+#include "spec/fault_kinds.h"
 
 namespace kvsim::real {
 namespace {
-
-// The fault kinds of docs/trace-format.md's fault_profile: a real run injects none.
-constexpr const char* fault_kinds[] = {"delay",  "duplicate", "drop",  "stall",
-                                       "fail",   "timeout_unconfirmed", "abort",
-                                       "replay", "forge",     "peer_death", "misuse",
-                                       "late_status"};
 
 // FNV-1a's offset basis: the decision hash of no decisions (sim::decision_hash), which the
 // reader checks against the empty decision list.
@@ -68,7 +63,8 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
                {"details", std::move(details)}};
   }
   json faults = json::object();
-  for (const char* kind : fault_kinds) faults[kind] = 0;
+  // Every kind of the trace's fault_profile (spec/fault_kinds.h): a real run injects none.
+  for (const spec::fault_kind_row& row : spec::fault_kinds) faults[std::string(row.trace_name)] = 0;
   return json{{"format", "kvsim-trace"},
               {"version", 1},
               {"kvsim_version", KVSIM_VERSION},

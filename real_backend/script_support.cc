@@ -3,6 +3,20 @@
 namespace kvsim::real {
 namespace {
 
+using spec::fault_kind;
+
+// Faults the scripted run cannot inject (the simulator draws them): stalls, failures,
+// timeouts, message faults, deadlines. The adversary's and the careless caller's kinds, peer
+// death and late status writes are left out of a scripted run, which runs without them.
+bool needs_injected_faults(const scenarios::fault_spec& f) {
+  for (const fault_kind kind : {fault_kind::transfer_stall, fault_kind::transfer_fail,
+                                fault_kind::transfer_timeout_unconfirmed, fault_kind::message_delay,
+                                fault_kind::message_duplicate, fault_kind::message_drop}) {
+    if (f.on(kind)) return true;
+  }
+  return f.deadline_us.has_value();
+}
+
 bool has_gate(const scenarios::scenario_spec& spec, std::size_t request) {
   for (const auto& g : spec.faults.gates) {
     if (g.request == request) return true;
@@ -15,8 +29,7 @@ std::optional<std::string> transfer_reason(const scenarios::scenario_spec& spec)
   if (spec.topology.prefill_ranks != 1 || spec.topology.decode_ranks != 1) {
     return "the real script runs one prefill and one decode rank";
   }
-  if (f.transfer_stall || f.transfer_fail || f.transfer_timeout_unconfirmed || f.message_delay ||
-      f.message_duplicate || f.message_drop || f.deadline_us) {
+  if (needs_injected_faults(f)) {
     return "it needs injected faults (stalls, failures, timeouts, message faults or deadlines), "
            "which only the simulator draws";
   }
@@ -53,8 +66,7 @@ std::optional<std::string> transfer_reason(const scenarios::scenario_spec& spec)
 
 std::optional<std::string> prefetch_reason(const scenarios::scenario_spec& spec) {
   const scenarios::fault_spec& f = spec.faults;
-  if (f.transfer_stall || f.transfer_fail || f.transfer_timeout_unconfirmed || f.message_delay ||
-      f.message_duplicate || f.message_drop || f.deadline_us) {
+  if (needs_injected_faults(f)) {
     return "it needs injected faults, which only the simulator draws";
   }
   if (f.prefetch_states.size() != spec.topology.attention_group) {

@@ -79,7 +79,7 @@ const json& json_reader::array(const json& value, const std::string& path) const
 }
 
 void json_reader::only_keys(const json& object, const std::string& path,
-                            std::initializer_list<std::string_view> allowed) const {
+                            std::span<const std::string_view> allowed) const {
   for (const auto& [key, value] : object.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
     std::string text = "unknown field '" + member_path(path, sim::shortened(key)) + "'";

@@ -41,7 +41,11 @@ class json_reader {
   // Every key of `object` (at `path`) is one of `allowed`; else "unknown field 'path.key'",
   // with a suggestion when the key is a near miss.
   void only_keys(const json& object, const std::string& path,
-                 std::initializer_list<std::string_view> allowed) const;
+                 std::span<const std::string_view> allowed) const;
+  void only_keys(const json& object, const std::string& path,
+                 std::initializer_list<std::string_view> allowed) const {
+    only_keys(object, path, std::span<const std::string_view>(allowed.begin(), allowed.size()));
+  }
   const json& required(const json& object, const std::string& path, const char* key) const;
   static const json* optional(const json& object, const char* key);
 

@@ -21,6 +21,23 @@ inline constexpr std::uint32_t request_pages_max = 4;
 inline constexpr std::uint32_t siblings_max = 2;
 inline constexpr std::uint32_t attention_group_max = 4;
 
+inline constexpr fault_kind drawn_before_deadline[] = {
+    fault_kind::transfer_stall,    fault_kind::transfer_fail,     fault_kind::transfer_timeout_unconfirmed,
+    fault_kind::message_delay,     fault_kind::message_duplicate, fault_kind::message_drop,
+    fault_kind::message_replay,    fault_kind::message_forge};
+inline constexpr fault_kind drawn_after_deadline[] = {fault_kind::peer_death, fault_kind::ledger_misuse,
+                                                      fault_kind::late_status};
+
+constexpr bool drawn_in_first_order(fault_kind kind) {
+  for (const fault_kind k : drawn_before_deadline) {
+    if (k == kind) return true;
+  }
+  for (const fault_kind k : drawn_after_deadline) {
+    if (k == kind) return true;
+  }
+  return false;
+}
+
 template <class Draw>
 abort_phase any_phase(Draw& d) {
   return static_cast<abort_phase>(d.in(0, static_cast<std::uint32_t>(abort_phase::anytime)));
@@ -64,18 +81,18 @@ scenario_spec transfer_scenario(Draw& d) {
     const std::uint32_t request = d.in(0, requests - 1);
     f.gates.push_back({request, d.in(0, s.requests[request].pages - 1)});
   }
-  f.transfer_stall = d.coin();
-  f.transfer_fail = d.coin();
-  f.transfer_timeout_unconfirmed = d.coin();
-  f.message_delay = d.coin();
-  f.message_duplicate = d.coin();
-  f.message_drop = d.coin();
-  f.message_replay = d.coin();
-  f.message_forge = d.coin();
+  // Each switch the transfer world honours is on or off by a coin, in the order earlier
+  // swarms drew them (so that a seed still draws the scenario it drew then); the deadline sits
+  // among them for the same reason, and kinds added to spec/fault_kinds.h since come last.
+  for (const fault_kind kind : drawn_before_deadline) f.set(kind, d.coin());
   if (d.coin()) f.deadline_us = d.in(20, 400);
-  f.peer_death = d.coin();  // drawn after the fields above: those are earlier swarms' draws
-  f.ledger_misuse = d.coin();  // and after peer_death, for the same reason
-  f.late_status = d.coin();
+  for (const fault_kind kind : drawn_after_deadline) f.set(kind, d.coin());
+  for (const spec::fault_kind_row& row : spec::fault_kinds) {
+    if (!row.scenario_key.empty() && (row.worlds & spec::transfer_world) != 0 &&
+        !drawn_in_first_order(row.kind)) {
+      f.set(row.kind, d.coin());
+    }
+  }
   // Drawn after every field above, for the same reason: bounded tables that fill and evict,
   // and the other allocation order. A tombstone table is sized as core/room_lifetimes.h
   // asks (no fewer entries than aborts that can land within one ABORT-to-open delay: here
@@ -112,8 +129,10 @@ scenario_spec prefetch_scenario(Draw& d) {
   for (std::uint32_t rank = 0; rank < s.topology.attention_group; ++rank) {
     s.faults.prefetch_states.push_back(static_cast<core::prefetch_state>(d.in(0, 2)));
   }
-  s.faults.transfer_stall = d.coin();  // storage reads stall
-  s.faults.transfer_fail = d.coin();   // storage reads fail
+  // The kinds the prefetch world honours (storage reads stall or fail), in the table's order.
+  for (const spec::fault_kind_row& row : spec::fault_kinds) {
+    if (!row.scenario_key.empty() && (row.worlds & spec::prefetch_world) != 0) s.faults.set(row.kind, d.coin());
+  }
   s.expect.breaking_variant = "H1";
   s.expect.invariant = "I5";
   return s;

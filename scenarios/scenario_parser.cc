@@ -311,12 +311,11 @@ class scenario_parser {
   fault_spec faults(const json& value, const scenario_spec& spec) const {
     const std::string path = "faults";
     in_.object(value, path);
-    in_.only_keys(value, path,
-                  {"gates", "transfer_stall", "transfer_fail", "transfer_timeout_unconfirmed",
-                   "message_delay", "message_duplicate", "message_drop", "message_replay",
-                   "message_forge", "peer_death", "ledger_misuse", "late_status",
-                   "deadline_us",
-                   "prefetch_states"});
+    std::vector<std::string_view> keys{"gates", "deadline_us", "prefetch_states"};
+    for (const spec::fault_kind_row& row : spec::fault_kinds) {
+      if (!row.scenario_key.empty()) keys.push_back(row.scenario_key);
+    }
+    in_.only_keys(value, path, keys);
     fault_spec f;
     if (const json* gates = json_reader::optional(value, "gates")) {
       const std::string gates_path = member_path(path, "gates");
@@ -325,22 +324,13 @@ class scenario_parser {
         f.gates.push_back(gate((*gates)[i], element_path(gates_path, i), spec.requests));
       }
     }
-    const auto flag = [&](const char* key, bool& field) {
-      if (const json* on = json_reader::optional(value, key)) {
-        field = in_.boolean(*on, member_path(path, key));
+    for (const spec::fault_kind_row& row : spec::fault_kinds) {
+      if (row.scenario_key.empty()) continue;
+      const std::string key(row.scenario_key);
+      if (const json* on = json_reader::optional(value, key.c_str())) {
+        f.set(row.kind, in_.boolean(*on, member_path(path, key)));
       }
-    };
-    flag("transfer_stall", f.transfer_stall);
-    flag("transfer_fail", f.transfer_fail);
-    flag("transfer_timeout_unconfirmed", f.transfer_timeout_unconfirmed);
-    flag("message_delay", f.message_delay);
-    flag("message_duplicate", f.message_duplicate);
-    flag("message_drop", f.message_drop);
-    flag("message_replay", f.message_replay);
-    flag("message_forge", f.message_forge);
-    flag("peer_death", f.peer_death);
-    flag("ledger_misuse", f.ledger_misuse);
-    flag("late_status", f.late_status);
+    }
     if (const json* deadline = json_reader::optional(value, "deadline_us")) {
       f.deadline_us = in_.u64(*deadline, member_path(path, "deadline_us"), 1);
     }
@@ -374,17 +364,14 @@ class scenario_parser {
   void check_prefetch_states(const scenario_spec& spec, const json* faults_json) const {
     const std::string path = "faults.prefetch_states";
     const std::size_t states = spec.faults.prefetch_states.size();
-    if (spec.kind == scenario_kind::prefetch && spec.faults.peer_death) {
-      in_.fail_field(catalogue_problem::inconsistent, "faults.peer_death",
-                     "belongs to transfer scenarios only (kind is 'prefetch')");
-    }
-    if (spec.kind == scenario_kind::prefetch && spec.faults.ledger_misuse) {
-      in_.fail_field(catalogue_problem::inconsistent, "faults.ledger_misuse",
-                     "belongs to transfer scenarios only (kind is 'prefetch')");
-    }
-    if (spec.kind == scenario_kind::prefetch && spec.faults.late_status) {
-      in_.fail_field(catalogue_problem::inconsistent, "faults.late_status",
-                     "belongs to transfer scenarios only (kind is 'prefetch')");
+    // A kind the scenario's world does not honour would do nothing there: refused.
+    const std::uint8_t world = spec.kind == scenario_kind::prefetch ? spec::prefetch_world : spec::transfer_world;
+    for (const spec::fault_kind_row& row : spec::fault_kinds) {
+      if (!spec.faults.on(row.kind) || (row.worlds & world) != 0) continue;
+      in_.fail_field(catalogue_problem::inconsistent, "faults." + std::string(row.scenario_key),
+                     spec.kind == scenario_kind::prefetch
+                         ? "belongs to transfer scenarios only (kind is 'prefetch')"
+                         : "belongs to prefetch scenarios only (kind is 'transfer')");
     }
     if (spec.kind == scenario_kind::transfer) {
       if (states != 0) {

@@ -3,6 +3,7 @@
 // (workload), what goes wrong (faults), and what the harness expects (the variant that breaks
 // it and the invariant that must fire). Loaded from JSON by catalogue.h; the schema is
 // documented in scenarios/SCHEMA.md.
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -12,8 +13,11 @@
 #include "core/ids.h"
 #include "core/page_ledger.h"
 #include "scenarios/request_pin.h"
+#include "spec/fault_kinds.h"
 
 namespace kvsim::scenarios {
+
+using spec::fault_kind;
 
 enum class scenario_kind : std::uint8_t {
   transfer,  // disaggregated KV transfer between prefill and decode ranks (B1..B12)
@@ -87,17 +91,11 @@ struct fault_spec {
     friend bool operator==(const gate_spec&, const gate_spec&) = default;
   };
   std::vector<gate_spec> gates;
-  bool transfer_stall = false;
-  bool transfer_fail = false;
-  bool transfer_timeout_unconfirmed = false;
-  bool message_delay = false;
-  bool message_duplicate = false;
-  bool message_drop = false;
-  bool message_replay = false;  // an adversary replays earlier messages to the same rank
-  bool message_forge = false;   // an adversary sends tampered copies of messages with tokens
-  bool peer_death = false;      // a prefill rank may die (transfer scenarios)
-  bool ledger_misuse = false;   // a careless caller misuses the ranks' page ledgers (transfer)
-  bool late_status = false;     // a transfer worker's status write lands late (transfer)
+  // Which fault kinds the scenario allows, by kind (spec/fault_kinds.h says what each does
+  // and which worlds honour it); abort's switch stays off: a request asks for its abort.
+  std::array<bool, spec::fault_kind_count> allowed{};
+  bool on(fault_kind kind) const { return allowed[static_cast<std::size_t>(kind)]; }
+  void set(fault_kind kind, bool value) { allowed[static_cast<std::size_t>(kind)] = value; }
   std::optional<std::uint64_t> deadline_us;  // decode's abort deadline; empty: none
   // prefetch: each rank's local state when the abort arrives (missing, pending, active).
   std::vector<core::prefetch_state> prefetch_states;

@@ -35,18 +35,9 @@ std::uint32_t allowed_faults(const scenario_spec& spec) {
     // A prefetch scenario's abort is scripted (every rank cleans up), never drawn.
     if (r.abort && spec.kind == scenario_kind::transfer) mask |= bit(sim::fault_kind::abort);
   }
-  const fault_spec& f = spec.faults;
-  if (f.transfer_stall) mask |= bit(sim::fault_kind::transfer_stall);
-  if (f.transfer_fail) mask |= bit(sim::fault_kind::transfer_fail);
-  if (f.transfer_timeout_unconfirmed) mask |= bit(sim::fault_kind::transfer_timeout_unconfirmed);
-  if (f.message_delay) mask |= bit(sim::fault_kind::message_delay);
-  if (f.message_duplicate) mask |= bit(sim::fault_kind::message_duplicate);
-  if (f.message_drop) mask |= bit(sim::fault_kind::message_drop);
-  if (f.message_replay) mask |= bit(sim::fault_kind::message_replay);
-  if (f.message_forge) mask |= bit(sim::fault_kind::message_forge);
-  if (f.peer_death) mask |= bit(sim::fault_kind::peer_death);
-  if (f.ledger_misuse) mask |= bit(sim::fault_kind::ledger_misuse);
-  if (f.late_status) mask |= bit(sim::fault_kind::late_status);
+  for (const spec::fault_kind_row& row : spec::fault_kinds) {
+    if (spec.faults.on(row.kind)) mask |= bit(row.kind);
+  }
   return mask;
 }
 

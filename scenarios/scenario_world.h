@@ -11,7 +11,7 @@
 #include "core/variant.h"
 #include "scenarios/scenario_spec.h"
 #include "sim/fault_profile.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "sim/world.h"
 
 namespace kvsim::scenarios {
@@ -47,7 +47,7 @@ std::unique_ptr<scenario_world> make_scenario_world(scenario_spec&& spec, core::
 // The fault kinds a scenario allows (bit i = sim::fault_kind i); swarm draws among them.
 std::uint32_t allowed_faults(const scenario_spec& spec);
 
-// The profile of an exhaustive search where faults are choices (sim/dpor.h): every kind the
+// The profile of an exhaustive search where faults are choices (sim/search/dpor.h): every kind the
 // scenario allows is on (the rate only says "possible"; the search decides each
 // opportunity), and faults never stop (with at most K of them, I9 judges every request from
 // its start).

@@ -53,22 +53,14 @@ json faults_json(const fault_spec& f) {
   }
   json states = json::array();
   for (const auto state : f.prefetch_states) states.push_back(detail::to_string(state));
-  json out{{"gates", std::move(gates)},
-           {"transfer_stall", f.transfer_stall},
-           {"transfer_fail", f.transfer_fail},
-           {"transfer_timeout_unconfirmed", f.transfer_timeout_unconfirmed},
-           {"message_delay", f.message_delay},
-           {"message_duplicate", f.message_duplicate},
-           {"message_drop", f.message_drop},
-           {"message_replay", f.message_replay},
-           {"message_forge", f.message_forge},
-           {"prefetch_states", std::move(states)}};
+  json out{{"gates", std::move(gates)}, {"prefetch_states", std::move(states)}};
   if (f.deadline_us) out["deadline_us"] = *f.deadline_us;
-  // Written only when on, so scenarios (and the traces that carry them) from before peer
-  // death read as they did.
-  if (f.peer_death) out["peer_death"] = true;
-  if (f.ledger_misuse) out["ledger_misuse"] = true;
-  if (f.late_status) out["late_status"] = true;
+  // A kind scenarios had from the start is always written; a later one only when on, so that
+  // scenarios (and the traces that carry them) from before it read as they did.
+  for (const spec::fault_kind_row& row : spec::fault_kinds) {
+    if (row.scenario_key.empty()) continue;
+    if (row.written_when_off || f.on(row.kind)) out[std::string(row.scenario_key)] = f.on(row.kind);
+  }
   return out;
 }
 

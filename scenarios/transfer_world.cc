@@ -175,7 +175,7 @@ struct transfer_world::parts {
     // Under per_pair keying each connection is sealed on its own: nothing recorded before a
     // restart arrives after it, so the insider holds no recording of an earlier life.
     const link_keying keying = spec.topology.link_keys;
-    if (spec.faults.message_forge) {
+    if (spec.faults.on(fault_kind::message_forge)) {
       network.set_insider(
           *insider, [keying](rank_id a, rank_id b) -> const core::link_macs& { return world_link(keying, a, b); },
           keying == link_keying::per_life ? sim::sim_network::link_lookup(world_link_before_restart)
@@ -208,13 +208,13 @@ struct transfer_world::parts {
     for (rank_id p : prefill_ranks) {
       world.spawn({p, "prefill", 0}, [this, p] { prefill_scheduler(p); });
       world.spawn({p, "bootstrap", 0}, [this, p] { prefill_bootstrap(p); }, poller);
-      if (spec.faults.peer_death) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); }, poller);
+      if (spec.faults.on(fault_kind::peer_death)) world.spawn({p, "heartbeat", 0}, [this, p] { heartbeat(p); }, poller);
     }
     for (rank_id d : decode_ranks) world.spawn({d, "decode", 0}, [this, d] { decode_scheduler(d); });
-    if (spec.faults.late_status) {
+    if (spec.faults.on(fault_kind::late_status)) {
       for (rank_id p : prefill_ranks) world.spawn({p, "worker", 0}, [this, p] { late_writer(p); }, poller);
     }
-    if (spec.faults.ledger_misuse) {
+    if (spec.faults.on(fault_kind::ledger_misuse)) {
       for (rank_id p : prefill_ranks) {
         world.spawn({p, "careless", 0}, [this, p] { careless_loop(p, prefill.at(p)->ledger); }, poller);
       }

@@ -10,7 +10,7 @@
 #include "scenarios/scenario_spec.h"
 #include "scenarios/scenario_world.h"
 #include "sim/fault_profile.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "sim/world.h"
 
 namespace kvsim::scenarios {

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "sim/world.h"
 
 namespace kvsim::scenarios {

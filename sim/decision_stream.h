@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "sim/decision.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 
 namespace kvsim::sim {
 

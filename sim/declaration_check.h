@@ -10,7 +10,7 @@
 #include <optional>
 #include <string>
 
-#include "sim/dpor.h"
+#include "sim/search/dpor.h"
 
 namespace kvsim::sim {
 

@@ -5,9 +5,6 @@
 namespace kvsim::sim {
 namespace {
 
-constexpr std::array<const char*, fault_kind_count> names{
-    "delay", "duplicate", "drop", "stall", "fail", "timeout_unconfirmed", "abort", "replay", "forge",
-    "peer_death", "misuse", "late_status"};
 constexpr std::array<std::uint32_t, 3> levels_per_million{50'000, 200'000, 500'000};
 // Keeps the profile's stream apart from the decision stream drawn from the same seed.
 constexpr std::uint64_t profile_stream_salt = 0x5eedfa17'd00dULL;
@@ -17,15 +14,6 @@ constexpr std::uint64_t faults_stop_horizon_min_us = 64;
 constexpr std::uint32_t faults_stop_horizon_doublings = 10;  // horizons 64us .. 32768us
 
 }  // namespace
-
-const char* to_string(fault_kind kind) { return names[static_cast<std::size_t>(kind)]; }
-
-std::optional<fault_kind> fault_kind_from_string(std::string_view name) {
-  for (std::size_t i = 0; i < names.size(); ++i) {
-    if (name == names[i]) return static_cast<fault_kind>(i);
-  }
-  return std::nullopt;
-}
 
 fault_profile fault_profile::draw(std::uint64_t seed, std::uint32_t allowed_mask) {
   rng random(seed ^ profile_stream_salt);
@@ -52,7 +40,7 @@ std::string fault_profile::describe() const {
   std::string text;
   for (std::size_t i = 0; i < fault_kind_count; ++i) {
     if (!text.empty()) text += " ";
-    text += names[i];
+    text += spec::fault_kinds[i].trace_name;
     text += "=";
     if (per_million[i] == 0) {
       text += "off";

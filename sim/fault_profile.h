@@ -10,29 +10,22 @@
 #include <string>
 #include <string_view>
 
+#include "spec/fault_kinds.h"
+
 namespace kvsim::sim {
 
-enum class fault_kind : std::uint8_t {
-  message_delay,
-  message_duplicate,
-  message_drop,
-  transfer_stall,              // a copy step waits (it stays in flight longer)
-  transfer_fail,               // a transfer ends Failed part-way
-  transfer_timeout_unconfirmed,  // poll says "timed out" while the copy still runs (B12)
-  abort,                       // a scenario's abort fires at its phase
-  message_replay,              // an adversary replays an earlier message to the same rank
-  message_forge,               // an adversary sends a tampered copy of a message with a token
-  peer_death,                  // a prefill rank stops for good (its transport confirms later)
-  ledger_misuse,               // a careless caller outside the core misuses a page ledger
-  late_status,                 // a transfer worker's status write lands late
-};
-inline constexpr std::size_t fault_kind_count = 12;
+// The kinds, their names and rules are the contract's (spec/fault_kinds.h).
+using spec::fault_kind;
+using spec::fault_kind_count;
+using spec::to_string;
 
 // A profile whose faults never stop (see fault_profile::faults_stop_us).
 inline constexpr std::uint64_t faults_never_stop = std::numeric_limits<std::uint64_t>::max();
 
-const char* to_string(fault_kind kind);
-std::optional<fault_kind> fault_kind_from_string(std::string_view name);
+// The kind a trace names (its fault_profile key), if any.
+inline std::optional<fault_kind> fault_kind_from_string(std::string_view name) {
+  return spec::fault_kind_from_trace_name(name);
+}
 
 struct fault_profile {
   // Per kind: probability per million that the fault fires at each opportunity; 0 = off.

@@ -3,17 +3,14 @@
 #include <cstring>
 
 #include "sim/sim_assert.h"
+#include "spec/canary.h"
 
 namespace kvsim::sim {
 namespace {
 
+// The pattern is the contract's (spec/canary.h): the real backend's pages carry the same bytes.
 std::uint8_t canary_byte(core::room_key key, std::uint32_t logical_page, std::uint32_t offset) {
-  std::uint64_t x = key.room * 0x9e3779b97f4a7c15ULL ^ (std::uint64_t{key.generation} << 40) ^
-                    (std::uint64_t{logical_page} << 20) ^ offset;
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdULL;
-  x ^= x >> 33;
-  return static_cast<std::uint8_t>(x);
+  return spec::canary_byte(key.room, key.generation, logical_page, offset);
 }
 
 template <class T>

@@ -10,12 +10,13 @@
 
 #include "core/ids.h"
 #include "sim/world.h"
+#include "spec/canary.h"
 
 namespace kvsim::sim {
 
 class kv_memory {
  public:
-  static constexpr std::uint32_t header_bytes = 16;
+  static constexpr std::uint32_t header_bytes = spec::canary_header_bytes;
 
   kv_memory(world& w, core::rank_id rank, std::uint32_t pages, std::uint32_t page_bytes);
   // The world digests this pool's bytes through a pointer to it: it never moves.

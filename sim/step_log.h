@@ -1,6 +1,6 @@
 #pragma once
 // What every step of a run touched, declared by the code that touches it: the independence
-// relation of the model checker (sim/dpor.h). A step is what one schedule decision starts:
+// relation of the model checker (sim/search/dpor.h). A step is what one schedule decision starts:
 // an actor running from one preemption point to the next, or one delivery. Two steps are
 // dependent exactly when they access a common shared object and one of them writes it.
 //

@@ -277,13 +277,8 @@ class loader {
     for (std::size_t i = 0; i < fault_kind_count; ++i) {
       const std::string kind = to_string(static_cast<fault_kind>(i));
       const std::string name = "fault_profile." + kind;
-      // Traces written before the control-plane adversary, peer death, the careless caller
-      // or late status writes existed lack their kinds: off.
-      const bool later_kind = static_cast<fault_kind>(i) == fault_kind::message_replay ||
-                              static_cast<fault_kind>(i) == fault_kind::message_forge ||
-                              static_cast<fault_kind>(i) == fault_kind::peer_death ||
-                              static_cast<fault_kind>(i) == fault_kind::ledger_misuse ||
-                              static_cast<fault_kind>(i) == fault_kind::late_status;
+      // Traces written before a kind existed lack it: off (spec/fault_kinds.h).
+      const bool later_kind = !spec::fault_kinds[i].in_first_traces;
       if (later_kind && !value.contains(kind)) continue;
       profile.per_million[i] = u32(member(value, kind.c_str(), name), name);
       if (profile.per_million[i] > per_million_max) {

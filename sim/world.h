@@ -26,7 +26,7 @@
 #include "sim/ready_set.h"
 #include "sim/sim_events.h"
 #include "sim/step_log.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "sim/wait_reason.h"
 
 namespace kvsim::sim {

@@ -1,4 +1,4 @@
-// What the exhaustive search (sim/dpor.h) reads of a world beyond its step log: the terminal
+// What the exhaustive search (sim/search/dpor.h) reads of a world beyond its step log: the terminal
 // state of a finished run (its count of distinct outcomes, its soundness tests), and the
 // pages whose owner a core decision changed (declared as writes of those pages).
 #include <map>

@@ -3,13 +3,15 @@
 # CMakeLists.txt's kvsim_layer_includes for the part the compiler enforces).
 #   core/ is production code: nothing from sim/ or real_backend/, no Boost, CUDA or NCCL, no
 #         threads, clocks, randomness or environment (docs/DOMAIN.md, "How the repository is shaped").
+#   spec/ is the contract below both backends (the vocabularies, the canary bytes): the
+#         core's rules, so that the real backend can use it without the simulator.
 #   sim/  is deterministic: no upper layer, no threads, no wall clocks, no std::rand or
 #         <random>, no iteration over pointer-keyed containers (every run replays from its decisions alone).
 #   lengths: no function body over 80 lines, no source file over 800 (tools/check_lengths.py).
 # Usage:
-#   tools/check_layers.sh                 check core/ and sim/ of this repository, and every
+#   tools/check_layers.sh                 check core/, spec/ and sim/ of this repository, and every
 #                                         C++ source's lengths
-#   tools/check_layers.sh LAYER DIR       check DIR with LAYER's rules (core or sim)
+#   tools/check_layers.sh LAYER DIR       check DIR with LAYER's rules (core, spec or sim)
 # Prints one line per violation (file:line: what) and exits 1 if there is any, 2 on misuse.
 set -euo pipefail
 
@@ -44,9 +46,9 @@ RULES
 check_dir() {
   local layer="$1" dir="$2" rules
   case "$layer" in
-    core) rules="$core_rules" ;;
+    core | spec) rules="$core_rules" ;;
     sim) rules="$sim_rules" ;;
-    *) echo "check_layers: unknown layer '$layer' (core, sim)" >&2; exit 2 ;;
+    *) echo "check_layers: unknown layer '$layer' (core, spec, sim)" >&2; exit 2 ;;
   esac
   [[ -d "$dir" ]] || { echo "check_layers: no such directory: $dir" >&2; exit 2; }
   local found=0
@@ -66,6 +68,7 @@ violations=0
 case $# in
   0)
     check_dir core "$repo_root/core"
+    check_dir spec "$repo_root/spec"
     check_dir sim "$repo_root/sim"
     # Lengths too: a function body of at most 80 lines and a file of at most 800, everywhere,
     # unless tools/length_exceptions.txt names it with its reason.

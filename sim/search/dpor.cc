@@ -1,4 +1,4 @@
-#include "sim/dpor.h"
+#include "sim/search/dpor.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "sim/replay.h"
+#include "sim/search/replay.h"
 #include "sim/sim_assert.h"
 #include "sim/step_log.h"
 

@@ -25,7 +25,7 @@
 // (the rate only says "possible" here). An exhausted search then covers "every interleaving
 // with at most K faults", within the preemption bound if one is given.
 //
-// The preemption bound (the CHESS bound, as in sim/dfs.h) may be put on top: options and
+// The preemption bound (the CHESS bound: Musuvathi & Qadeer, PLDI 2007) may be put on top: options and
 // race reversals beyond it are not explored (counted in beyond_bound); bounded DPOR is not
 // complete within the bound (Coons, Musuvathi & McKinley, OOPSLA 2013), so the bound is a
 // way to finish early, never the only one.
@@ -38,7 +38,7 @@
 
 #include "sim/checker.h"
 #include "sim/decision.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "sim/world.h"
 
 namespace kvsim::sim {

@@ -2,7 +2,7 @@
 // The fixed schedule: every decision takes option 0, so the runnable actor with the lowest
 // id goes next and no injected fault fires. Scripted tests use it when the scenario's shape
 // (its states, gates and aborts), not an interleaving, is what makes the outcome.
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 
 namespace kvsim::sim {
 

@@ -1,4 +1,4 @@
-#include "sim/guided_replay.h"
+#include "sim/search/guided_replay.h"
 
 #include <algorithm>
 

@@ -10,7 +10,7 @@
 #include <set>
 #include <vector>
 
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 
 namespace kvsim::sim {
 

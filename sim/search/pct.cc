@@ -1,4 +1,4 @@
-#include "sim/pct.h"
+#include "sim/search/pct.h"
 
 #include <algorithm>
 

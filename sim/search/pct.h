@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "sim/rng.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 
 namespace kvsim::sim {
 

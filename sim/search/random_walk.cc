@@ -1,4 +1,4 @@
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::sim {
 

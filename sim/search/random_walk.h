@@ -2,7 +2,7 @@
 // Seeded random walk: every schedule and data choice uniform, every fault with the
 // probability the run's fault profile gives it.
 #include "sim/rng.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 
 namespace kvsim::sim {
 

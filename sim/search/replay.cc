@@ -1,9 +1,9 @@
-#include "sim/replay.h"
+#include "sim/search/replay.h"
 
 #include <algorithm>
 #include <utility>
 
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::sim {
 

@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 
 namespace kvsim::sim {
 

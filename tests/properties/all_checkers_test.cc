@@ -5,7 +5,7 @@
 #include <set>
 #include <string>
 
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/world.h"
 #include "tests/properties/event_builder.h"
 

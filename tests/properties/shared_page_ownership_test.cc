@@ -15,7 +15,7 @@
 #include "properties/ledger_audit_checker.h"
 #include "properties/misuse_checker.h"
 #include "properties/use_after_free_checker.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/world.h"
 #include "tests/properties/event_builder.h"
 

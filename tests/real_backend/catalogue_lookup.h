@@ -1,21 +1,15 @@
 #pragma once
-// Shared by the script tests: the repository's catalogue, scenario by name.
+// Shared by the script tests: the repository's catalogue, scenario by name
+// (tests/support/catalogue_scenarios.h), and the findings of a real run in words.
 #include <gtest/gtest.h>
 
 #include <string>
 
 #include "real_backend/real_outcome.h"
 #include "scenarios/catalogue.h"
+#include "tests/support/catalogue_scenarios.h"
 
 namespace kvsim::testing {
-
-inline scenarios::scenario_spec from_catalogue(const std::string& name) {
-  for (const scenarios::scenario_spec& s : scenarios::load_catalogue(KVSIM_CATALOGUE)) {
-    if (s.name == name) return s;
-  }
-  ADD_FAILURE() << "no " << name << " in the catalogue";
-  return {};
-}
 
 inline std::string invariants_of(const std::vector<real::real_finding>& findings) {
   std::string text;

@@ -14,8 +14,8 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/code_probes.h"
 #include "scenarios/scenario_world.h"
-#include "sim/pct.h"
-#include "sim/random_walk.h"
+#include "sim/search/pct.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::scenarios::catalogue_search_test {
 namespace {

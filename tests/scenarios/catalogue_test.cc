@@ -162,10 +162,10 @@ TEST(ShippedCatalogue, BugScenariosSetUpTheirHazard) {
   ASSERT_EQ(stale.requests.size(), 2u);
   EXPECT_EQ(stale.requests[0].room, stale.requests[1].room);
   EXPECT_TRUE(stale.requests[0].abort.has_value());
-  EXPECT_TRUE(stale.faults.message_delay);
-  EXPECT_TRUE(stale.faults.message_duplicate);
+  EXPECT_TRUE(stale.faults.on(fault_kind::message_delay));
+  EXPECT_TRUE(stale.faults.on(fault_kind::message_duplicate));
   const scenario_spec& deadline = named("b12_deadline");
-  EXPECT_TRUE(deadline.faults.transfer_timeout_unconfirmed);
+  EXPECT_TRUE(deadline.faults.on(fault_kind::transfer_timeout_unconfirmed));
   EXPECT_TRUE(deadline.faults.deadline_us.has_value());
   EXPECT_EQ(named("b4_sibling_futures").requests.at(0).siblings, 2u);
 }

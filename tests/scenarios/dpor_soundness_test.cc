@@ -1,4 +1,4 @@
-// Soundness of the partial-order reduction (sim/dpor.h) on catalogue scenarios: dpor reaches
+// Soundness of the partial-order reduction (sim/search/dpor.h) on catalogue scenarios: dpor reaches
 // exactly the terminal states, findings and Mazurkiewicz traces (classes of runs equal up to
 // the order of independent steps) that the sleep-set search reaches, which runs every option
 // not asleep (Godefroid's search, complete for the same independence); with at most twice as
@@ -17,30 +17,17 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/declaration_check.h"
-#include "sim/dpor.h"
+#include "sim/search/dpor.h"
+#include "tests/scenarios/dpor_scenario_run.h"
+#include "tests/support/catalogue_scenarios.h"
 
 namespace kvsim::scenarios::dpor_soundness_test {
 namespace {
 
-scenario_spec from_catalogue(const std::string& name) {
-  for (const scenario_spec& s : load_catalogue(KVSIM_CATALOGUE)) {
-    if (s.name == name) return s;
-  }
-  ADD_FAILURE() << "no " << name << " in the catalogue";
-  return {};
-}
+using testing::from_catalogue;
 
 sim::dpor_run_fn scenario_run(const scenario_spec& spec, core::variant v) {
-  // One pool of fiber stacks for every run of the search, as kvsim's searches have.
-  return [&spec, v, stacks = std::make_shared<sim::fiber_stacks>()](
-             sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-    const auto w = make_scenario_world(spec, v, chooser, faults_as_choices(spec), stacks.get());
-    properties::checker_set checkers(properties::liveness_from_us(w->world().faults()),
-                                    spec.heal_bound_us);
-    checkers.attach(w->world());
-    w->run();
-    inspect(w->world());
-  };
+  return testing::dpor_scenario_run(spec, v);
 }
 
 sim::dpor_result search(const scenario_spec& spec, core::variant v, sim::reduction mode,

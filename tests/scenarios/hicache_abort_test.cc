@@ -13,19 +13,14 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/prefetch_world.h"
 #include "scenarios/scenario_world.h"
-#include "sim/first_choice.h"
-#include "sim/random_walk.h"
+#include "sim/search/first_choice.h"
+#include "sim/search/random_walk.h"
+#include "tests/support/catalogue_scenarios.h"
 
 namespace kvsim::scenarios::hicache_abort_test {
 namespace {
 
-scenario_spec from_catalogue(const std::string& name) {
-  for (const scenario_spec& s : load_catalogue(KVSIM_CATALOGUE)) {
-    if (s.name == name) return s;
-  }
-  ADD_FAILURE() << "no " << name << " in the catalogue";
-  return {};
-}
+using testing::from_catalogue;
 
 struct hicache_outcome {
   sim::run_end end = sim::run_end::quiescent;
@@ -230,7 +225,7 @@ TEST(HiCacheEvents, TheIoThreadFreesTheTailOfAFailedReadAfterItsStorageCallRetur
   sim::fault_profile every_read_fails;
   every_read_fails.set(sim::fault_kind::transfer_fail, 1'000'000);
   scenario_spec spec = from_catalogue("hicache_local_active");
-  spec.faults.transfer_fail = true;
+  spec.faults.set(fault_kind::transfer_fail, true);
   // A random walk, since the fixed schedule never lets a fault fire; this one always does.
   const auto events = scripted_events(spec, every_read_fails, sim::random_walk(1));
   std::optional<std::size_t> ended;

@@ -11,7 +11,7 @@
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::scenarios::hostile_callers_test {
 namespace {
@@ -26,7 +26,7 @@ scenario_spec room_churn() {
 
 TEST(HostileCallers, SafeRefusesEveryCarelessCallAndIgnoresEveryLateWrite) {
   const scenario_spec spec = room_churn();
-  ASSERT_TRUE(spec.faults.ledger_misuse && spec.faults.late_status);
+  ASSERT_TRUE(spec.faults.on(fault_kind::ledger_misuse) && spec.faults.on(fault_kind::late_status));
   std::set<std::string> refusals;  // ledger errors the careless caller was answered with
   std::set<std::string> accepted;  // calls the ledger accepted (only a harmless release_all)
   std::set<std::string> ignored;   // why the table ignored a write

@@ -8,7 +8,7 @@
 
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::scenarios::page42_test {
 namespace {

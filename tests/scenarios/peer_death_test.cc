@@ -15,20 +15,15 @@
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
+#include "tests/support/catalogue_scenarios.h"
 
 namespace kvsim::scenarios::peer_death_test {
 namespace {
 
 constexpr core::rank_id decode_rank = 2;  // peer_death: prefill ranks 0 and 1, decode rank 2
 
-scenario_spec from_catalogue(const std::string& name) {
-  for (const scenario_spec& s : load_catalogue(KVSIM_CATALOGUE)) {
-    if (s.name == name) return s;
-  }
-  ADD_FAILURE() << "no " << name << " in the catalogue";
-  return {};
-}
+using testing::from_catalogue;
 
 struct tally {
   std::map<std::string, std::size_t> seeds_with;  // mechanism -> seeds where it ran

@@ -12,7 +12,7 @@
 #include "properties/all_checkers.h"
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::scenarios::pinned_timeline_test {
 namespace {

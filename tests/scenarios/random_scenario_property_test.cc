@@ -18,7 +18,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_draw.h"
 #include "scenarios/scenario_world.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::scenarios {
 

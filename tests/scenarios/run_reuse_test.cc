@@ -16,7 +16,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/decision.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/run_trace.h"
 #include "sim/trace.h"
 

@@ -19,7 +19,7 @@
 #include "properties/release_after_acks_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "scenarios/two_rank_abort.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/world.h"
 #include "tests/sim/two_rank_runs.h"
 

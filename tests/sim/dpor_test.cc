@@ -1,11 +1,11 @@
-// Dynamic partial-order reduction (sim/dpor.h) on toy worlds that declare what they touch
+// Dynamic partial-order reduction (sim/search/dpor.h) on toy worlds that declare what they touch
 // (sim/step_log.h), against brute force (every option at every decision): the same terminal
 // states and findings, and no more runs than twice the number of Mazurkiewicz traces (the
 // classes of brute-force runs equal up to the order of independent steps). Independent
 // actors take one run; a race, message order, a collective and a fault as a choice each
 // take what they need; a race whose read is not declared is missed (why declarations
 // matter); the preemption bound and max_faults cut what they say.
-#include "sim/dpor.h"
+#include "sim/search/dpor.h"
 
 #include <gtest/gtest.h>
 

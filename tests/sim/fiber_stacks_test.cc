@@ -17,7 +17,7 @@
 #include <sstream>
 #include <string>
 
-#include "sim/first_choice.h"
+#include "sim/search/first_choice.h"
 #include "sim/world.h"
 
 #if defined(__SANITIZE_ADDRESS__)

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "sim/kv_memory.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/sim_liveness.h"
 #include "sim/sim_network.h"
 #include "sim/sim_transfer_engine.h"

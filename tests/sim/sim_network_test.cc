@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/abort_token.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 
 namespace kvsim::sim::sim_network_test {
 namespace {

@@ -28,7 +28,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/page_history.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/transfer_id.h"
 #include "tests/sim/timeline_checks.h"
 

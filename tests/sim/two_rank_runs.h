@@ -8,9 +8,9 @@
 #include "properties/leak_checker.h"
 #include "properties/use_after_free_checker.h"
 #include "scenarios/two_rank_abort.h"
-#include "sim/pct.h"
-#include "sim/random_walk.h"
-#include "sim/replay.h"
+#include "sim/search/pct.h"
+#include "sim/search/random_walk.h"
+#include "sim/search/replay.h"
 
 namespace kvsim::testing {
 

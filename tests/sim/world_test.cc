@@ -10,9 +10,9 @@
 #include <stdexcept>
 
 #include "properties/liveness_checker.h"
-#include "sim/first_choice.h"
+#include "sim/search/first_choice.h"
 #include "sim/wait_queue.h"
-#include "sim/replay.h"
+#include "sim/search/replay.h"
 #include "tests/sim/two_rank_runs.h"
 
 namespace kvsim::sim::world_test {

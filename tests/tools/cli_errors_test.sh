@@ -49,7 +49,8 @@ expect_usage_error explore --scenario page42 --runs 0
 expect_usage_error explore --scenario page42 --jobs 0
 expect_usage_error explore --scenario page42 --shard 3/3
 expect_usage_error explore --scenario page42 --shard x
-expect_usage_error explore --scenario page42 --strategy dfs --jobs 2
+expect_usage_error explore --scenario page42 --strategy dfs
+expect_usage_error explore --scenario page42 --strategy dfs:2
 expect_usage_error explore --scenario page42 --strategy dpor --jobs 2
 expect_usage_error explore --scenario page42 --strategy dpor --max-faults 17
 expect_usage_error explore --scenario page42 --max-faults 1

@@ -378,10 +378,22 @@ TEST(KvsimExplore, FlagsAreCheckedBeforeAnythingRuns) {
   EXPECT_THROW(call(cmd_explore, {"--scenario", "page42", "--strategy", "dpor:x"}), usage_error);
 }
 
-// What the old exhaustive search could not do, dpor does: B12 (a fault, transfer timed out
-// unconfirmed, that dfs's fixed profile turned off) and B11 (a delayed or duplicated ACK) are
-// found with at most 2 faults, and page42 with the safe core is exhausted.
-TEST(KvsimExplore, DporReachesWhatDfsCouldNot) {
+// The sleep-set search of old is dpor's reference mode now: its name says where to go.
+TEST(KvsimExplore, TheRetiredDfsStrategySaysToUseDpor) {
+  for (const char* strategy : {"dfs", "dfs:2"}) {
+    try {
+      call(cmd_explore, {"--scenario", "page42", "--strategy", strategy});
+      ADD_FAILURE() << strategy << " was accepted";
+    } catch (const usage_error& e) {
+      EXPECT_NE(std::string(e.what()).find("is retired: use dpor or dpor:P"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// Faults are dpor's choices, not a fixed profile's: B12 (a transfer timed out unconfirmed)
+// and B11 (a delayed or duplicated ACK) are found with at most 2 faults, and page42 with the
+// safe core is exhausted.
+TEST(KvsimExplore, DporReachesFaultsAsChoices) {
   const fs::path dir = fresh_dir("dpor_reach");
   const auto row = [&](std::vector<std::string> args) {
     args.insert(args.end(), {"--strategy", "dpor", "--max-faults", "2", "--json",

@@ -48,7 +48,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "scenarios/two_rank_abort.h"
-#include "sim/random_walk.h"
+#include "sim/search/random_walk.h"
 #include "sim/world.h"
 #include "tools/bench/allocation_counter.h"
 #include "tools/kvsim/allocator_tuning.h"

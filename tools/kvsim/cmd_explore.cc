@@ -40,26 +40,25 @@ constexpr const char* explore_help =
     "  --all       every scenario with each breaking variant it declares (expected found;\n"
     "              stops at the first finding) and with safe (expected clean, its declared\n"
     "              probes hit), and a generated row with safe; prints a table\n"
-    "  --strategy  random (default), pct:D, dfs or dfs:P (exhaustive, preemption bound P,\n"
-    "              sleep sets, under seed 1's fault profile), dpor or dpor:P (exhaustive\n"
-    "              with dynamic partial-order reduction: one run per class of runs equal up\n"
-    "              to the order of independent steps; faults are choices, see --max-faults);\n"
-    "              dfs and dpor run in one process; dfs stops when exhausted or at --runs,\n"
-    "              dpor also at --budget\n"
+    "  --strategy  random (default), pct:D, dpor or dpor:P (exhaustive with dynamic\n"
+    "              partial-order reduction, preemption bound P: one run per class of runs\n"
+    "              equal up to the order of independent steps; faults are choices, see\n"
+    "              --max-faults); dpor runs in one process and stops when exhausted, at\n"
+    "              --runs or at --budget\n"
     "  --max-faults  dpor: at most K faults of the environment fire per run (default 1);\n"
     "              every fault opportunity is a branch until then, so an exhausted search\n"
     "              covers every interleaving with at most K faults\n"
     "  --budget    time: 500ms, 30s, 2m; with --all the searches that expect a bug run first,\n"
     "              each with an even share (they stop at their first finding), then the\n"
     "              clean searches share what is left evenly\n"
-    "  --runs      seeds 1..N per search (default 1000 when no budget is given); for dfs\n"
-    "              and dpor, a cap on runs: give a large --runs or a --budget to exhaust\n"
+    "  --runs      seeds 1..N per search (default 1000 when no budget is given); for\n"
+    "              dpor, a cap on runs: give a large --runs or a --budget to exhaust\n"
     "  --jobs      worker processes (default 1)\n"
     "  --shard     I/N: only seeds s with (s-1) mod N == I; shards are disjoint and together\n"
     "              give the unsharded seeds\n"
     "  --out       write finding traces to DIR: per search, those of the 10 lowest seeds\n"
-    "              (dfs, dpor: the first 10 runs) and of the first finding; named\n"
-    "              <scenario>.<variant>.<strategy>.seed<N>.json (.run<N> for dfs, dpor)\n"
+    "              (dpor: the first 10 runs) and of the first finding; named\n"
+    "              <scenario>.<variant>.<strategy>.seed<N>.json (.run<N> for dpor)\n"
     "  --json      write the rows as a JSON array to FILE (with \"probes\": {name: hits},\n"
     "              null for a search stopped at its first finding);\n"
     "              --junit: JUnit XML to FILE; - is standard output (the table then goes\n"
@@ -151,7 +150,7 @@ std::optional<scenarios::expectation_spec> expectation_for(const scenarios::scen
 // that ran say so).
 // With a budget, the searches that expect a bug run first, each with an even share of the
 // whole (they stop at their first finding, leaving the rest of their share); the clean
-// searches then share what is left evenly, a search that ends early (dfs or dpor exhausted)
+// searches then share what is left evenly, a search that ends early (dpor exhausted)
 // leaving its time to those after it. The table keeps the catalogue's order.
 void run_rows(std::vector<explore_row>& rows, std::optional<double> budget_seconds) {
   std::vector<std::size_t> order;
@@ -214,12 +213,11 @@ explore_options parse_explore_options(const cli_args& flags) {
   options.jobs = flags.number_or("--jobs", 1, 1, 256);
   options.shard = flags.has("--shard") ? parse_shard(*flags.value("--shard")) : shard_spec{};
   const strategy_spec& strategy = options.strategy;
-  const std::string family_name = strategy.family == strategy_family::dpor ? "dpor" : "dfs";
   if (strategy.exhaustive() && flags.has("--generate")) {
-    throw usage_error(family_name + " explores one scenario; --generate draws one per seed (use random or pct)");
+    throw usage_error("dpor explores one scenario; --generate draws one per seed (use random or pct)");
   }
   if (strategy.exhaustive() && (options.jobs > 1 || options.shard.count > 1)) {
-    throw usage_error(family_name + " runs in one process: --jobs and --shard apply to random and pct");
+    throw usage_error("dpor runs in one process: --jobs and --shard apply to random and pct");
   }
   if (flags.has("--max-faults") && strategy.family != strategy_family::dpor) {
     throw usage_error("--max-faults bounds the faults of a dpor search (--strategy dpor)");
@@ -275,7 +273,7 @@ std::vector<explore_row> explore_rows(const cli_args& flags, const row_setup& se
       }
       add_row(spec, core::variant::safe(), "safe", expectation::clean, stop_at_first);
     }
-    // dfs and dpor need one fixed scenario: --all with them leaves the generated row out.
+    // dpor needs one fixed scenario: --all with it leaves the generated row out.
     if (!setup.options.strategy.exhaustive()) {
       add_row(generated, core::variant::safe(), "safe", expectation::clean, stop_at_first, true);
     }

@@ -31,7 +31,7 @@ constexpr const char* merge_help =
     "  --junit     write JUnit XML to FILE; - is standard output (the table then goes to\n"
     "              standard error)\n"
     "  Every shard must be given once, all of one N, with the same rows (scenario,\n"
-    "  variant, strategy, checkers); dfs and dpor rows do not shard. Otherwise: one error\n"
+    "  variant, strategy, checkers); dpor rows do not shard. Otherwise: one error\n"
     "  line, exit 2, nothing written.\n"
     "  exit: 0 every expectation held, 1 one did not, or a shard was interrupted (the\n"
     "  merged rows say interrupted: what ran is merged, but an incomplete search is no\n"

@@ -1,8 +1,8 @@
 // kvsim replay FILE [--strict | --lenient] [--json]: runs a trace's decisions again and says
 // whether the run came out as recorded.
 #include "sim/one_line.h"
-#include "sim/random_walk.h"
-#include "sim/replay.h"
+#include "sim/search/random_walk.h"
+#include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/cmd_replay_recording.h"
 #include "tools/kvsim/commands.h"

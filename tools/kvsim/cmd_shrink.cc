@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <set>
 
-#include "sim/guided_replay.h"
+#include "sim/search/guided_replay.h"
 #include "sim/one_line.h"
-#include "sim/replay.h"
+#include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/output_file.h"

@@ -8,8 +8,8 @@
 #include <system_error>
 
 #include "sim/one_line.h"
-#include "sim/random_walk.h"
-#include "sim/replay.h"
+#include "sim/search/random_walk.h"
+#include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/run_json.h"
 #include "tools/kvsim/shell_word.h"

@@ -21,7 +21,7 @@
 
 #include "core/variant.h"
 #include "sim/checker.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "tools/kvsim/junit.h"
 #include "tools/kvsim/trace_input.h"
 

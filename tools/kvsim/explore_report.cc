@@ -67,7 +67,7 @@ std::vector<std::string> reproduce_commands(const explore_row& row, std::uint64_
   if (trace) commands.push_back("kvsim replay " + shell_word(*trace));
   std::string command;
   if (q.strategy.exhaustive()) {
-    // Every run of a dfs or dpor search shares the seed; its decisions come from the search,
+    // Every run of a dpor search shares the seed; its decisions come from the search,
     // which is deterministic: the same search stops at the same first finding.
     command = "kvsim explore --scenario " + shell_word(q.spec.name) + " --variant " +
               shell_word(q.variant_label) + " --strategy " + q.strategy.text() +

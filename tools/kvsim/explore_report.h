@@ -46,8 +46,8 @@ nlohmann::json rows_json(const std::vector<explore_row>& rows);
 std::string junit_xml(const std::vector<explore_row>& rows, shard_spec shard);
 
 // One-line shell commands that reproduce a finding of `row` at `seed` (random, pct: the seed;
-// dfs, dpor: ignored): `kvsim replay TRACE` when its trace was written, and the `kvsim run`
-// form (dfs, dpor: the `kvsim explore` that finds it again).
+// dpor: ignored): `kvsim replay TRACE` when its trace was written, and the `kvsim run`
+// form (dpor: the `kvsim explore` that finds it again).
 std::vector<std::string> reproduce_commands(const explore_row& row, std::uint64_t seed,
                                             const std::optional<std::string>& trace);
 

@@ -1,7 +1,7 @@
 #pragma once
 // The rows `kvsim explore --json` writes, read back into the explore_rows they were written
 // from, so that `kvsim merge` can combine the rows of shards and print them with explore's own
-// print_table, rows_json and junit_xml. Only random and pct rows come back: dfs and dpor
+// print_table, rows_json and junit_xml. Only random and pct rows come back: dpor
 // searches do not shard. A row must read back to exactly the JSON it came from (rows_json of
 // the row read is the row given), so a file written by another version of explore, or edited,
 // is refused rather than merged into something explore would not have written.

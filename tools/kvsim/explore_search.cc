@@ -18,10 +18,9 @@
 #include <optional>
 #include <sstream>
 
-#include "sim/dfs.h"
-#include "sim/dpor.h"
+#include "sim/search/dpor.h"
 #include "scenarios/scenario_world.h"
-#include "sim/replay.h"
+#include "sim/search/replay.h"
 #include "sim/trace.h"
 #include "scenarios/scenario_generator.h"
 #include "tools/kvsim/cli_args.h"
@@ -367,7 +366,7 @@ search_result search_in_workers(const search_request& request, const progress_fn
   return result;
 }
 
-// The runs of a dfs or dpor search as its row sees them: code probes summed, and the traces
+// The runs of a dpor search as its row sees them: code probes summed, and the traces
 // of findings written as they happen, named by run index (all runs share one seed).
 class exhaustive_runs {
  public:
@@ -416,43 +415,6 @@ class exhaustive_runs {
   scenarios::probe_hits probes_{};
   std::map<std::uint64_t, std::string> traces_;  // by run index
 };
-
-search_result search_dfs(const search_request& request) {
-  const auto start = steady::now();
-  constexpr std::uint64_t dfs_seed = 1;  // the world's fault profile; dfs decides the rest
-  const sim::fault_profile faults = faults_for(request.spec, dfs_seed);
-  sim::dfs_options options;
-  options.preemption_bound = request.strategy.preemption_bound;
-  options.sleep_sets = true;
-  if (request.max_seed) options.max_runs = *request.max_seed;
-  options.stop_at_first_finding = request.stop_at_first_finding;
-  sim::fiber_stacks stacks;  // one pool for every run of the search
-  const run_setup setup{request.spec, request.variant, request.strategy.text(), dfs_seed, faults,
-                        request.checkers, &stacks};
-  exhaustive_runs observed(request, setup);
-  const sim::dfs_result dfs = sim::dfs_search(
-      [&](sim::strategy& chooser, const std::function<void(const sim::world&)>& inspect) {
-        run_inspecting(setup, chooser, [&](const sim::world& w, const sim::run_outcome&) {
-          observed.observe(w);
-          inspect(w);
-        });
-      },
-      options, [&] { return interrupt_signal() != 0; });
-  if (dfs.nondeterminism) {
-    throw input_error("dfs: the world did not repeat a replayed prefix (decision " +
-                      std::to_string(dfs.nondeterminism->decision_index) + ": expected " +
-                      dfs.nondeterminism->expected + ", got " + dfs.nondeterminism->actual +
-                      "): the scenario is not deterministic");
-  }
-  search_result result;
-  result.runs = dfs.runs;
-  result.findings = dfs.findings;
-  result.exhausted = dfs.exhausted;
-  result.pruned = dfs.pruned;
-  result.seconds = seconds_since(start);
-  observed.report(dfs.first_finding, dfs.first_finding_run, result);
-  return result;
-}
 
 search_result search_dpor(const search_request& request, const progress_fn& progress) {
   const auto start = steady::now();
@@ -543,7 +505,6 @@ std::filesystem::path trace_path(const std::filesystem::path& dir, const search_
 }
 
 search_result run_search(const search_request& request, const progress_fn& progress) {
-  if (request.strategy.family == strategy_family::dfs) return search_dfs(request);
   if (request.strategy.family == strategy_family::dpor) return search_dpor(request, progress);
   if (request.jobs <= 1) return search_in_process(request, progress);
   return search_in_workers(request, progress);

@@ -58,7 +58,7 @@ struct search_result {
   std::uint64_t other_findings = 0;
   std::optional<sim::finding> first_other;
   std::optional<std::uint64_t> first_other_seed;
-  // The traces written (--out), lowest seed (dfs, dpor: run) first: the first traces_max
+  // The traces written (--out), lowest seed (dpor: run) first: the first traces_max
   // findings', and the first finding's and first other finding's whichever they are.
   std::vector<std::string> trace_files;
   std::optional<std::string> first_trace;        // the first finding's, when written
@@ -77,7 +77,7 @@ struct search_result {
   // stopped, `interrupted` too: the line that says which worker and how. kvsim explore
   // exits 4 after writing its reports.
   std::optional<std::string> worker_died;
-  // dfs and dpor only
+  // dpor only
   std::optional<bool> exhausted;
   std::uint64_t pruned = 0;
   // dpor only
@@ -96,7 +96,7 @@ using progress_fn = std::function<void(const search_result& so_far)>;
 search_result run_search(const search_request& request, const progress_fn& progress);
 
 // The file a finding's trace is written to: DIR/<scenario>.<variant>.<strategy>.seed<N>.json
-// for random and pct, ...<strategy>.run<N>.json for dfs and dpor (N: the run's index; their
+// for random and pct, ...<strategy>.run<N>.json for dpor (N: the run's index; their
 // runs share one seed).
 std::filesystem::path trace_path(const std::filesystem::path& dir, const search_request& request,
                                  std::uint64_t seed_or_run);

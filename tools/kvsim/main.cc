@@ -27,7 +27,7 @@ constexpr const char* usage =
     "commands:\n"
     "  list      the catalogue's scenarios, their breaking variant and invariant\n"
     "  run       one run of a scenario (variant, strategy, seed), optionally its trace\n"
-    "  explore   search scenarios under a budget (random, pct:D, dpor[:P], dfs[:P]); --all\n"
+    "  explore   search scenarios under a budget (random, pct:D, dpor[:P]); --all\n"
     "            checks every breaking variant is found and safe is clean\n"
     "  replay    re-run a trace file, strictly or leniently\n"
     "  shrink    minimise a failing trace (fewer faults, preemptions, decisions)\n"

@@ -15,7 +15,7 @@
 #include "scenarios/code_probes.h"
 #include "scenarios/scenario_spec.h"
 #include "sim/fault_profile.h"
-#include "sim/strategy.h"
+#include "sim/search/strategy.h"
 #include "sim/trace.h"
 #include "sim/world.h"
 #include "tools/kvsim/catalogue_location.h"
@@ -25,7 +25,7 @@ namespace kvsim::tools {
 struct run_setup {
   scenarios::scenario_spec spec;
   core::variant variant;
-  std::string strategy_name;  // recorded in the trace: "random", "pct:3", "dfs:2", "replay"
+  std::string strategy_name;  // recorded in the trace: "random", "pct:3", "dpor:2", "replay"
   std::uint64_t seed = 0;
   sim::fault_profile faults;  // usually drawn from the seed (faults_for)
   properties::checker_family checkers = properties::checker_family::all;

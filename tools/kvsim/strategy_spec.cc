@@ -1,7 +1,7 @@
 #include "tools/kvsim/strategy_spec.h"
 
-#include "sim/pct.h"
-#include "sim/random_walk.h"
+#include "sim/search/pct.h"
+#include "sim/search/random_walk.h"
 #include "tools/kvsim/cli_args.h"
 
 namespace kvsim::tools {
@@ -12,7 +12,7 @@ namespace {
 constexpr std::uint64_t pct_steps_estimate = 100;
 constexpr std::uint32_t pct_depth_max = 16;
 
-const std::string accepted = "random, pct:D (D from 1 to 16), dfs, dfs:P, dpor or dpor:P";
+const std::string accepted = "random, pct:D (D from 1 to 16), dpor or dpor:P";
 
 }  // namespace
 
@@ -22,8 +22,6 @@ std::string strategy_spec::text() const {
       return "random";
     case strategy_family::pct:
       return "pct:" + std::to_string(pct_depth);
-    case strategy_family::dfs:
-      return preemption_bound ? "dfs:" + std::to_string(*preemption_bound) : "dfs";
     case strategy_family::dpor:
       return preemption_bound ? "dpor:" + std::to_string(*preemption_bound) : "dpor";
   }
@@ -40,13 +38,19 @@ std::unique_ptr<sim::strategy> strategy_spec::make(std::uint64_t seed) const {
 strategy_spec parse_strategy(const std::string& text) {
   strategy_spec spec;
   if (text == "random") return spec;
-  if (text == "dfs" || text == "dpor") {
-    spec.family = text == "dfs" ? strategy_family::dfs : strategy_family::dpor;
+  if (text == "dpor") {
+    spec.family = strategy_family::dpor;
     return spec;
   }
   const auto colon = text.find(':');
   const std::string family = text.substr(0, colon);
-  if (colon == std::string::npos || (family != "pct" && family != "dfs" && family != "dpor")) {
+  if (family == "dfs") {
+    // The sleep-set search it was is dpor's reference mode; dpor covers the same
+    // interleavings, with the same preemption bound, in fewer runs.
+    throw usage_error("strategy '" + text + "' is retired: use dpor or dpor:P, which exhausts the same " +
+                      "interleavings (within the same preemption bound) in fewer runs");
+  }
+  if (colon == std::string::npos || (family != "pct" && family != "dpor")) {
     throw usage_error("unknown strategy '" + text + "' (" + accepted + ")");
   }
   const std::string number = text.substr(colon + 1);
@@ -59,7 +63,7 @@ strategy_spec parse_strategy(const std::string& text) {
     spec.pct_depth = static_cast<std::uint32_t>(depth);
     return spec;
   }
-  spec.family = family == "dfs" ? strategy_family::dfs : strategy_family::dpor;
+  spec.family = strategy_family::dpor;
   const std::uint64_t bound = parse_unsigned(number, "the preemption bound in '" + text + "'");
   if (bound > 1000) throw usage_error("the preemption bound in '" + text + "' is above 1000");
   spec.preemption_bound = static_cast<std::uint32_t>(bound);

@@ -3,7 +3,7 @@
 #include "scenarios/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/one_line.h"
-#include "sim/replay.h"
+#include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
 
 namespace kvsim::tools {
