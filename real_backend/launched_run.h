@@ -25,7 +25,7 @@
 #include "real_backend/real_outcome.h"
 #include "real_backend/run_secret.h"
 #include "real_backend/transfer_script.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

@@ -20,7 +20,7 @@
 #include "real_backend/step_channel.h"
 #include "real_backend/tcp_messenger.h"
 #include "real_backend/wire_group.h"
-#include "scenarios/scenario_caps.h"
+#include "spec/scenario_caps.h"
 
 namespace kvsim::real {
 namespace {

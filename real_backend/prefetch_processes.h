@@ -27,7 +27,7 @@
 #include "real_backend/prefetch_script.h"
 #include "real_backend/real_outcome.h"
 #include "real_backend/transfer_script.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

@@ -20,8 +20,8 @@
 #include "real_backend/scenario_ranks.h"
 #include "real_backend/script_support.h"
 #include "real_backend/transfer_script.h"
-#include "scenarios/catalogue.h"
-#include "scenarios/scenario_caps.h"
+#include "spec/catalogue.h"
+#include "spec/scenario_caps.h"
 
 namespace kvsim::real {
 namespace {

@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "real_backend/scenario_ranks.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "spec/fault_kinds.h"
 
 namespace kvsim::real {

@@ -15,7 +15,7 @@
 #include <string>
 
 #include "real_backend/real_outcome.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

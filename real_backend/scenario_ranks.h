@@ -3,7 +3,7 @@
 // decode rank), a HiCache script's attention group.
 #include <cstdint>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

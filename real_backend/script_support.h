@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "core/variant.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

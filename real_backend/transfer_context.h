@@ -23,7 +23,7 @@
 #include "real_backend/shared_pages.h"
 #include "real_backend/transfer_watch.h"
 #include "real_backend/wire_tally.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

@@ -36,7 +36,7 @@
 #include "core/variant.h"
 #include "real_backend/data_plane.h"
 #include "real_backend/real_outcome.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

@@ -8,7 +8,7 @@
 #include <optional>
 #include <string_view>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::real {
 

@@ -19,49 +19,10 @@
 #include <vector>
 
 #include "core/ids.h"
+#include "spec/probe_names.h"
 #include "sim/sim_events.h"
 
 namespace kvsim::scenarios {
-
-enum class probe : std::uint8_t {
-  // Page ledger and transfers.
-  deferred_release,               // a release held back pages still leased by a transfer
-  lease_quarantined,              // a lease the transport could not confirm stopped
-  lease_quarantine_confirmed,     // ... and its confirmation gave the pages back
-  transport_timeout_unconfirmed,  // a poll said "timed out" while the copy still ran (B12)
-  decode_quarantine_confirmed,    // decode kept pages out of reuse until the transport (or the
-                                  // late ACKs) confirmed nothing writes them any more
-  peer_death_handled,             // decode learnt a prefill rank died and held its pages
-  careless_call_refused,          // the ledger refused a careless caller's call (fault misuse)
-  // Room lifetimes.
-  tombstone_left,        // an abort closed a room before it opened
-  late_sender_refused,   // a late open met that tombstone
-  tombstone_evicted,     // the bounded tombstone table filled up and evicted
-  tombstone_retired,     // a newer generation's open ended an older one's before-open tombstone
-  abort_between_chunks,  // a chunk was queued, the next refused: the room had closed
-  abort_mid_copy,        // an abort or failure landed while a copy was half done
-  // Abort tokens and drain-ACKs.
-  forged_token_refused,            // a token whose MAC does not verify
-  wrong_generation_token_refused,  // prefill refused a genuine token of another room incarnation
-  duplicate_abort_ignored,         // prefill refused an abort token it had accepted already
-  duplicate_ack_ignored,           // decode counted a repeated drain-ACK once
-  stale_generation_ack_ignored,    // decode refused an ACK of an older incarnation of the room
-  foreign_party_token_refused,     // a genuine token presented by or to a rank it was not for
-  retired_token_refused,           // a drain-ACK for a request that finished: its key is retired
-  unproven_message_refused,        // a drain-ACK, chunk_ready or status without its link's proof
-  stranger_message_refused,        // an ABORT, ACK or progress from a rank no party to the request
-  unissued_ack_refused,            // a proven drain-ACK echoing a token this life never issued
-  // Transfer status.
-  failed_kept_sticky,  // a late update met a Failed status and was ignored
-  // HiCache prefetch.
-  pending_prefetch_revoked,  // a pending prefetch revoked before the group agreed
-  active_prefetch_drained,   // an active prefetch drained before the barrier
-  io_tail_freed,             // the I/O actor freed the tail after its storage call
-};
-inline constexpr std::size_t probe_count = 27;
-
-const char* to_string(probe p);
-std::optional<probe> probe_from_string(std::string_view name);
 
 using probe_hits = std::array<std::uint64_t, probe_count>;
 

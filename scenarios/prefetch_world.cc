@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "core/prefetch_abort.h"
-#include "scenarios/scenario_names.h"
+#include "spec/scenario_names.h"
 #include "sim/host_page_pool.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_collective.h"

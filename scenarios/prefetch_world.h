@@ -21,7 +21,7 @@
 #include <memory>
 
 #include "core/variant.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "scenarios/scenario_world.h"
 #include "sim/fault_profile.h"
 #include "sim/search/strategy.h"

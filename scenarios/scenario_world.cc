@@ -1,7 +1,7 @@
 #include "scenarios/scenario_world.h"
 
 #include "scenarios/prefetch_world.h"
-#include "scenarios/scenario_names.h"
+#include "spec/scenario_names.h"
 #include "scenarios/transfer_world.h"
 #include "sim/fault_profile.h"
 

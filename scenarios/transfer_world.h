@@ -7,19 +7,13 @@
 #include <memory>
 
 #include "core/variant.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "scenarios/scenario_world.h"
 #include "sim/fault_profile.h"
 #include "sim/search/strategy.h"
 #include "sim/world.h"
 
 namespace kvsim::scenarios {
-
-// One event-loop iteration of a scheduler (and of prefill's bootstrap thread) takes this much
-// virtual time. The bootstrap thread polls until the last request is served, a scheduling step
-// per poll, so a run of N steps reaches at most N x this many microseconds: the catalogue
-// refuses a pinned time (request_pin) past that.
-inline constexpr std::uint64_t transfer_poll_interval_us = 5;
 
 class transfer_world final : public scenario_world {
  public:

@@ -9,7 +9,7 @@
 #include <system_error>
 #include <utility>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/trace.h"
 
 namespace kvsim::sim {
@@ -128,7 +128,7 @@ class temporary_file {
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view text,
                            std::string_view what, link_policy links) {
-  const std::string prefix = echoed(path.string()) + ": cannot write " + std::string(what) + ": ";
+  const std::string prefix = spec::echoed(path.string()) + ": cannot write " + std::string(what) + ": ";
   if (!path.has_filename()) throw trace_error(prefix + "the path names a directory, not a file");
   struct stat own {};
   const bool is_link = ::lstat(path.c_str(), &own) == 0 && S_ISLNK(own.st_mode);
@@ -150,7 +150,7 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view t
   if (dir.get() < 0) throw trace_error(prefix + reason(errno));
   const std::string name = at.file.filename().string();
   temporary_file temporary(dir.get(), name + ".tmp");
-  const std::string shown_temporary = echoed(name + ".tmp");
+  const std::string shown_temporary = spec::echoed(name + ".tmp");
   const auto check = [&](int error, const std::string& doing) {
     if (error != 0) throw trace_error(prefix + doing + ": " + reason(error));
   };

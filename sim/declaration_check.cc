@@ -4,7 +4,7 @@
 #include <utility>
 #include <vector>
 
-#include "sim/rng.h"
+#include "spec/rng.h"
 #include "sim/step_log.h"
 
 namespace kvsim::sim {
@@ -41,7 +41,7 @@ class random_recorder final : public strategy {
   std::vector<recorded_choice> choices;
 
  private:
-  rng random_;
+  spec::rng random_;
 };
 
 // Replays recorded choices, schedule decisions by identity; gives the run up at the first

@@ -2,7 +2,7 @@
 
 #include <type_traits>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/transfer_id.h"
 
 namespace kvsim::sim {
@@ -91,7 +91,7 @@ std::string core_phrase(const core::event& decided) {
 
 std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
   if (actor == no_actor) return "world";
-  if (actor < actors.size()) return one_line(to_string(actors[actor]));
+  if (actor < actors.size()) return spec::one_line(to_string(actors[actor]));
   return "actor#" + std::to_string(actor);
 }
 

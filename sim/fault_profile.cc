@@ -1,6 +1,6 @@
 #include "sim/fault_profile.h"
 
-#include "sim/rng.h"
+#include "spec/rng.h"
 
 namespace kvsim::sim {
 namespace {
@@ -16,7 +16,7 @@ constexpr std::uint32_t faults_stop_horizon_doublings = 10;  // horizons 64us ..
 }  // namespace
 
 fault_profile fault_profile::draw(std::uint64_t seed, std::uint32_t allowed_mask) {
-  rng random(seed ^ profile_stream_salt);
+  spec::rng random(seed ^ profile_stream_salt);
   fault_profile profile;
   for (std::size_t i = 0; i < fault_kind_count; ++i) {
     // An abort the scenario asks for always happens: only its timing (the level) is drawn,
@@ -30,7 +30,7 @@ fault_profile fault_profile::draw(std::uint64_t seed, std::uint32_t allowed_mask
 }
 
 std::uint64_t fault_profile::draw_faults_stop_us(std::uint64_t seed) {
-  rng random(seed ^ faults_stop_stream_salt);
+  spec::rng random(seed ^ faults_stop_stream_salt);
   const std::uint64_t horizon_us = faults_stop_horizon_min_us
                                    << random.below(faults_stop_horizon_doublings);
   return random.below(static_cast<std::uint32_t>(horizon_us));

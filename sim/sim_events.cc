@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "sim/event_phrase.h"
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 
 namespace kvsim::sim {
 namespace {
@@ -47,7 +47,7 @@ struct describer {
 
   void operator()(const core_decided& e) const { out << "core_decided " << core::describe(e.what); }
   void operator()(const actor_started& e) const {
-    out << "actor_started name=" << one_line(to_string(e.name));
+    out << "actor_started name=" << spec::one_line(to_string(e.name));
   }
   void operator()(const actor_finished& e) const {
     out << "actor_finished " << (e.cancelled ? "cancelled" : "returned");
@@ -112,7 +112,7 @@ struct describer {
   void operator()(const message_dropped& e) const {
     out << "message_dropped message=" << e.message;
   }
-  void operator()(const fault_fired& e) const { out << "fault_fired " << one_line(e.what); }
+  void operator()(const fault_fired& e) const { out << "fault_fired " << spec::one_line(e.what); }
   void operator()(const failure_injected& e) const {
     out << "failure_injected " << core::to_string(e.key) << " rank=" << e.rank;
   }
@@ -122,19 +122,19 @@ struct describer {
         << " leased=" << e.leased_pages << " quarantined=" << e.quarantined_pages
         << " leases=" << e.active_leases;
     for (const auto& p : e.owned) out << " page" << p.page << "=" << core::to_string(p.owner);
-    for (const std::string& line : e.inconsistencies) out << " inconsistent: " << one_line(line);
+    for (const std::string& line : e.inconsistencies) out << " inconsistent: " << spec::one_line(line);
   }
   void operator()(const core_audited& e) const {
-    out << "core_audited rank=" << e.rank << " " << one_line(e.component) << " holds "
+    out << "core_audited rank=" << e.rank << " " << spec::one_line(e.component) << " holds "
         << e.held.size();
-    for (const std::string& line : e.held) out << "; " << one_line(line);
+    for (const std::string& line : e.held) out << "; " << spec::one_line(line);
   }
   void operator()(const status_read& e) const {
     out << "status_read rank=" << e.rank << " " << core::to_string(e.key) << " "
         << (e.status ? core::to_string(*e.status) : "absent");
   }
   void operator()(const gate_changed& e) const {
-    out << "gate_changed gate=" << one_line(e.gate) << " " << (e.open ? "open" : "closed");
+    out << "gate_changed gate=" << spec::one_line(e.gate) << " " << (e.open ? "open" : "closed");
   }
   void operator()(const rank_stopped& e) const { out << "rank_stopped rank=" << e.rank; }
   void operator()(const transport_torn_down& e) const {

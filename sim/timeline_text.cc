@@ -4,7 +4,7 @@
 #include <set>
 
 #include "sim/event_phrase.h"
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/page_history.h"
 #include "sim/timeline_export.h"
 
@@ -16,7 +16,7 @@ constexpr const char* continuation = "      ";
 // `line` broken at spaces into lines of at most text_line_cap characters, continuation lines
 // indented; a word longer than a line is cut.
 void add_wrapped(std::string& out, std::string line) {
-  line = one_line(line);
+  line = spec::one_line(line);
   while (line.size() > text_line_cap) {
     std::size_t cut = line.rfind(' ', text_line_cap);
     const std::size_t indent = std::string(continuation).size();
@@ -30,7 +30,7 @@ void add_wrapped(std::string& out, std::string line) {
 
 // One line, cut with "..." where it would pass the cap.
 std::string cut_to_cap(std::string line) {
-  line = one_line(line);
+  line = spec::one_line(line);
   if (line.size() > text_line_cap) line = line.substr(0, text_line_cap - 3) + "...";
   return line;
 }
@@ -79,7 +79,7 @@ void add_header(std::string& out, const timeline_run& run, const std::vector<sim
 void add_finding(std::string& out, const std::vector<sim_event>& events,
                  const std::vector<actor_name>& actors, const event_phrases& phrases,
                  const finding& found) {
-  out += "\nfinding " + one_line(found.invariant) + "\n";
+  out += "\nfinding " + spec::one_line(found.invariant) + "\n";
   add_wrapped(out, "  " + finding_line(found));
   if (!found.details.empty()) {
     out += "details:\n";

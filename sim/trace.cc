@@ -8,10 +8,10 @@
 #include <string_view>
 #include <system_error>
 
-#include "sim/capped_read.h"
-#include "sim/one_line.h"
-#include "sim/unique_keys.h"
-#include "sim/untrusted_json.h"
+#include "spec/capped_read.h"
+#include "spec/one_line.h"
+#include "spec/unique_keys.h"
+#include "spec/untrusted_json.h"
 
 namespace kvsim::sim {
 namespace {
@@ -32,7 +32,7 @@ constexpr std::array<std::string_view, 16> field_order{
     "strategy", "checkers",  "seed",          "fault_profile", "decision_hash",
     "actors",   "decisions", "steps",         "events",   "finding"};
 
-std::string display(const std::filesystem::path& path) { return echoed(path.string()); }
+std::string display(const std::filesystem::path& path) { return spec::echoed(path.string()); }
 
 std::string hex16(std::uint64_t value) {
   static constexpr char hex[] = "0123456789abcdef";
@@ -117,15 +117,15 @@ class loader {
   // Values in `what` come escaped and cut short (shortened, json_summary); the line itself
   // is held to one line here whatever a caller forgot.
   [[noreturn]] void fail(std::string_view what) const {
-    throw trace_error(error_line(file_ + ": " + std::string(what)));
+    throw trace_error(spec::error_line(file_ + ": " + std::string(what)));
   }
 
-  // At most the trace cap + 1 byte is read (sim/input_caps.h): a bigger file is refused by
+  // At most the trace cap + 1 byte is read (spec/input_caps.h): a bigger file is refused by
   // its size, before parsing costs ~16 times that.
   std::string read(const std::filesystem::path& path) const {
     try {
-      return read_capped(path, trace_input);
-    } catch (const capped_read_error& e) {
+      return spec::read_capped(path, spec::trace_input);
+    } catch (const spec::capped_read_error& e) {
       fail(e.what());
     }
   }
@@ -136,17 +136,17 @@ class loader {
     }
     // Before the parser sees it: nlohmann recurses per level, and deep enough nesting
     // overflows the stack before any check of ours runs.
-    if (const auto excess = json_nesting_exceeds(content)) fail(describe(*excess));
+    if (const auto excess = spec::json_nesting_exceeds(content)) fail(describe(*excess));
     try {
-      return parse_with_unique_keys(content);
-    } catch (const duplicate_json_key& e) {
+      return spec::parse_with_unique_keys(content);
+    } catch (const spec::duplicate_json_key& e) {
       fail(e.what());
     } catch (const json::parse_error& e) {
       fail("malformed or truncated JSON at byte " + std::to_string(e.byte) + " (" +
-           json_error_detail(e.what()) + ")");
+           spec::json_error_detail(e.what()) + ")");
     } catch (const json::exception& e) {
       // A number too large for any type (out_of_range): its whole text is in the message.
-      fail("unreadable JSON (" + json_error_detail(e.what()) + ")");
+      fail("unreadable JSON (" + spec::json_error_detail(e.what()) + ")");
     }
   }
 
@@ -155,7 +155,7 @@ class loader {
     const auto format = document.find("format");
     if (format == document.end()) fail("not a kvsim trace (no \"format\" field)");
     if (!format->is_string() || format->get_ref<const std::string&>() != format_name) {
-      fail("not a kvsim trace (\"format\" is " + json_summary(*format) + ", expected \"" +
+      fail("not a kvsim trace (\"format\" is " + spec::json_summary(*format) + ", expected \"" +
            std::string(format_name) + "\")");
     }
     const std::uint64_t version = u64(member(document, "version", "version"), "version");
@@ -182,7 +182,7 @@ class loader {
     if (document.contains("checkers")) {
       t.checkers = string(document.at("checkers"), "checkers");
       if (t.checkers != "all" && t.checkers != "damage" && t.checkers != "rules") {
-        fail("field 'checkers' must be \"all\", \"damage\" or \"rules\" (got \"" + shortened(t.checkers) + "\")");
+        fail("field 'checkers' must be \"all\", \"damage\" or \"rules\" (got \"" + spec::shortened(t.checkers) + "\")");
       }
     }
     t.seed = decimal(member(document, "seed", "seed"), "seed");
@@ -291,7 +291,7 @@ class loader {
     }
     for (const auto& [kind, unused] : value.items()) {
       if (kind != faults_stop_field && !fault_kind_from_string(kind)) {
-        fail("field 'fault_profile' names an unknown fault kind '" + shortened(kind) + "'");
+        fail("field 'fault_profile' names an unknown fault kind '" + spec::shortened(kind) + "'");
       }
     }
     return profile;
@@ -425,7 +425,7 @@ void write_trace(const std::filesystem::path& path, const trace& t, link_policy 
   try {
     text = render(to_json(t));
   } catch (const json::exception& e) {
-    throw trace_error(display(path) + ": cannot write trace: " + one_line(e.what()));
+    throw trace_error(display(path) + ": cannot write trace: " + spec::one_line(e.what()));
   }
   write_file_atomically(path, text, "trace", links);
 }
@@ -438,7 +438,7 @@ trace load_trace(const std::filesystem::path& path) {
     return load.fields(document);
   } catch (const json::exception& e) {
     // Every shape is checked before it is read; this is the net under that promise.
-    load.fail("unexpected JSON error: " + json_error_detail(e.what()));
+    load.fail("unexpected JSON error: " + spec::json_error_detail(e.what()));
   }
 }
 

@@ -11,7 +11,7 @@
 #include <map>
 #include <vector>
 
-#include "sim/rng.h"
+#include "spec/rng.h"
 #include "sim/search/strategy.h"
 
 namespace kvsim::sim {
@@ -25,7 +25,7 @@ class pct final : public strategy {
  private:
   std::uint64_t priority_of(std::uint64_t subject);
 
-  rng random_;
+  spec::rng random_;
   std::uint32_t depth_;
   std::vector<std::uint64_t> change_points_;      // ascending schedule-step numbers
   std::map<std::uint64_t, std::uint64_t> priority_;  // subject -> priority (ordered: deterministic)

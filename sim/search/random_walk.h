@@ -1,7 +1,7 @@
 #pragma once
 // Seeded random walk: every schedule and data choice uniform, every fault with the
 // probability the run's fault profile gives it.
-#include "sim/rng.h"
+#include "spec/rng.h"
 #include "sim/search/strategy.h"
 
 namespace kvsim::sim {
@@ -14,7 +14,7 @@ class random_walk final : public strategy {
   bool reads_subjects() const override { return false; }
 
  private:
-  rng random_;
+  spec::rng random_;
 };
 
 }  // namespace kvsim::sim

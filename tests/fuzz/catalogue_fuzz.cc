@@ -1,4 +1,4 @@
-// Fuzz target `catalogue`: the catalogue loader (scenarios/catalogue.h) on any bytes. It must
+// Fuzz target `catalogue`: the catalogue loader (spec/catalogue.h) on any bytes. It must
 // return scenarios or throw catalogue_error with one bounded line: no crash, no other
 // exception, no std::bad_alloc (deep nesting, huge topologies). A scenario it accepts must
 // also round-trip: parse_scenario(to_json(s)) == s.
@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "tests/fuzz/fuzz_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

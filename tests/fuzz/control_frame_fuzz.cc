@@ -26,7 +26,7 @@
 #include "real_backend/errors.h"
 #include "real_backend/script_request.h"
 #include "real_backend/transfer_step_names.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "tests/fuzz/fuzz_checks.h"
 
 namespace {

@@ -31,7 +31,7 @@ inline void require_one_line(std::string_view message) {
   if (message.find('\n') != std::string_view::npos || message.find('\r') != std::string_view::npos) {
     finding("an error message spans several lines", message);
   }
-  // Every value from the input is escaped (sim/one_line.h): no control byte, such as a
+  // Every value from the input is escaped (spec/one_line.h): no control byte, such as a
   // terminal's ESC, reaches the line.
   if (std::any_of(message.begin(), message.end(), [](char c) {
         const auto byte = static_cast<unsigned char>(c);

@@ -6,7 +6,7 @@
 #include <string>
 
 #include "real_backend/real_outcome.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "tests/support/catalogue_scenarios.h"
 
 namespace kvsim::testing {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 
 namespace kvsim::scenarios::catalogue_damage_test {
 namespace {

@@ -11,9 +11,9 @@
 #include <string>
 #include <vector>
 
-#include "scenarios/catalogue.h"
-#include "scenarios/scenario_caps.h"
-#include "sim/untrusted_json.h"
+#include "spec/catalogue.h"
+#include "spec/scenario_caps.h"
+#include "spec/untrusted_json.h"
 
 namespace kvsim::scenarios::catalogue_errors_test {
 namespace {
@@ -403,8 +403,8 @@ TEST_F(CatalogueErrors, TheBreakingVariantMustBeABugOfDomainMdOrCanary) {
 TEST_F(CatalogueErrors, ExpectProbesMustNameRealProbesOnce) {
   expect_error(put("/scenarios/0/expect_probes", json::array({"deferred_release", "no_such"})),
                problem::unknown_value,
-               {"scenario 'page42': field 'expect_probes[1]' must be a code probe of "
-                "scenarios/code_probes.h (got \"no_such\")"});
+               {"scenario 'page42': field 'expect_probes[1]' must be a code probe "
+                "(docs/probes.md; got \"no_such\")"});
   expect_error(put("/scenarios/0/expect_probes", json::array({"abort_mid_copy", "abort_mid_copy"})),
                problem::inconsistent,
                {"scenario 'page42': field 'expect_probes[1]' names abort_mid_copy twice"});
@@ -608,19 +608,19 @@ TEST_F(CatalogueErrors, DeepNestingIsRefusedBeforeParsingWithTheDepth) {
 TEST_F(CatalogueErrors, TheDeepestLegalDocumentNestsSevenLevels) {
   // The document, scenarios, a scenario, faults, gates, a gate: six levels.
   const std::string text = valid_document().dump();
-  EXPECT_FALSE(sim::json_nesting_exceeds(text, 6));
-  EXPECT_TRUE(sim::json_nesting_exceeds(text, 5));
+  EXPECT_FALSE(spec::json_nesting_exceeds(text, 6));
+  EXPECT_TRUE(spec::json_nesting_exceeds(text, 5));
   // The shipped catalogue holds a pinned scenario (pinned_overlap): seven, as below.
-  EXPECT_FALSE(sim::json_nesting_exceeds(read_bytes(KVSIM_CATALOGUE), 7));
-  EXPECT_TRUE(sim::json_nesting_exceeds(read_bytes(KVSIM_CATALOGUE), 6));
+  EXPECT_FALSE(spec::json_nesting_exceeds(read_bytes(KVSIM_CATALOGUE), 7));
+  EXPECT_TRUE(spec::json_nesting_exceeds(read_bytes(KVSIM_CATALOGUE), 6));
   // The document, scenarios, a scenario, requests, a request, its pin, decode_pages: seven,
   // what json_nesting_max's headroom is counted from.
   json pinned = valid_document();
   pinned["scenarios"][0]["requests"][1]["pin"] = json{{"decode_pages", {5, 6}}};
   const fs::path path = write(pinned.dump());
   EXPECT_NO_THROW(load_catalogue(path));
-  EXPECT_FALSE(sim::json_nesting_exceeds(pinned.dump(), 7));
-  EXPECT_TRUE(sim::json_nesting_exceeds(pinned.dump(), 6));
+  EXPECT_FALSE(spec::json_nesting_exceeds(pinned.dump(), 7));
+  EXPECT_TRUE(spec::json_nesting_exceeds(pinned.dump(), 6));
 }
 
 TEST_F(CatalogueErrors, AnErrorShowsAValueFlatAndShort) {

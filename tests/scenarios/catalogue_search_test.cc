@@ -11,7 +11,7 @@
 #include <set>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/code_probes.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/pct.h"

@@ -1,7 +1,7 @@
 // The shipped catalogue (scenarios/catalogue.json): it loads, round-trips through to_json,
 // and holds the named scenarios with the variant that breaks each and the invariant that
 // must fire. Bad input is covered by catalogue_errors_test.cc.
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 
 #include <gtest/gtest.h>
 

@@ -11,7 +11,7 @@
 #include <string>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/dpor.h"
 #include "sim/search/replay.h"

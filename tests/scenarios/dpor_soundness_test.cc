@@ -14,7 +14,7 @@
 #include <string>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/declaration_check.h"
 #include "sim/search/dpor.h"

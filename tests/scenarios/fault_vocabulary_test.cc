@@ -9,7 +9,7 @@
 #include <set>
 #include <string>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/fault_profile.h"
 #include "spec/fault_kinds.h"

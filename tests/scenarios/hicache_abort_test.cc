@@ -10,7 +10,7 @@
 
 #include "core/variant.h"
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/prefetch_world.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/first_choice.h"

@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/random_walk.h"
 

@@ -13,7 +13,7 @@
 #include <string>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/random_walk.h"
 #include "tests/support/catalogue_scenarios.h"

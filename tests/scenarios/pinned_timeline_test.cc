@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/random_walk.h"
 

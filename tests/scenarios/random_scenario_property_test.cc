@@ -15,8 +15,8 @@
 #include <string>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
-#include "scenarios/scenario_draw.h"
+#include "spec/catalogue.h"
+#include "spec/scenario_draw.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/random_walk.h"
 
@@ -30,7 +30,7 @@ namespace {
 
 constexpr std::uint64_t seeds_per_scenario = 12;
 
-// The scenario drawing of the swarm (scenarios/scenario_draw.h), fed by RapidCheck's
+// The scenario drawing of the swarm (spec/scenario_draw.h), fed by RapidCheck's
 // generators: every field is its own RapidCheck value, so a failure shrinks field by field.
 struct rapidcheck_draw {
   std::uint32_t in(std::uint32_t low, std::uint32_t high) {

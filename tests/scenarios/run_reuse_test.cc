@@ -13,7 +13,7 @@
 
 #include "tests/support/fnv1a.h"
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/decision.h"
 #include "sim/search/random_walk.h"

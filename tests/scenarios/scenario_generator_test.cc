@@ -1,14 +1,14 @@
 // The scenario swarm's generator: deterministic per seed, always a scenario the catalogue
 // accepts, reaching every field of the schema over a few thousand seeds; the safe core is
 // clean on generated scenarios, and a broken core is caught on them.
-#include "scenarios/scenario_generator.h"
+#include "spec/scenario_generator.h"
 
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/search/random_walk.h"
 

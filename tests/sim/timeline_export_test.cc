@@ -25,7 +25,7 @@
 
 #include "core/variant.h"
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/page_history.h"
 #include "sim/search/random_walk.h"

@@ -1,6 +1,6 @@
 #include "sim/trace.h"
 
-#include "sim/input_caps.h"
+#include "spec/input_caps.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -517,7 +517,7 @@ TEST_F(Traces, ACorruptedByteAnywhereLoadsOrFailsCleanly) {
 TEST_F(Traces, AFileOverTheSizeCapIsRefusedUnread) {
   const fs::path path = dir / "big.json";
   { std::ofstream create(path); }
-  fs::resize_file(path, trace_input.bytes_max + 1);
+  fs::resize_file(path, spec::trace_input.bytes_max + 1);
   expect_load_error(path, "67108865 bytes is over the 67108864-byte cap for a trace");
 }
 

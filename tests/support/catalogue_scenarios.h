@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 
 namespace kvsim::testing {
 

@@ -10,7 +10,7 @@
 #include <set>
 #include <sstream>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "tests/tools/cli_call.h"
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"

@@ -45,7 +45,7 @@
 #include "properties/all_checkers.h"
 #include "properties/leak_checker.h"
 #include "properties/use_after_free_checker.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "scenarios/two_rank_abort.h"
 #include "sim/search/random_walk.h"
@@ -201,7 +201,7 @@ BENCHMARK(BM_Page42NoCheckers)->MinTime(2.0)->Unit(benchmark::kMicrosecond);
 
 // page42 on `decode_ranks` decode ranks: each request goes from the prefill rank to every
 // decode rank and is aborted by all of them. Put through the catalogue's parser, so that the
-// world is one `kvsim` would accept (scenarios/scenario_caps.h).
+// world is one `kvsim` would accept (spec/scenario_caps.h).
 kvsim::scenarios::scenario_spec page42_on(std::uint32_t decode_ranks) {
   kvsim::scenarios::scenario_spec spec = catalogue_scenario("page42");
   spec.name = "page42_decode" + std::to_string(decode_ranks);

@@ -10,14 +10,14 @@
 #include <iostream>
 #include <thread>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/explore_report.h"
 #include "tools/kvsim/interrupt.h"
 #include "tools/kvsim/output_file.h"
 #include "tools/kvsim/run_one.h"
-#include "scenarios/scenario_generator.h"
+#include "spec/scenario_generator.h"
 #include "scenarios/scenario_world.h"
 
 namespace kvsim::tools {
@@ -326,7 +326,7 @@ int report_explore(const std::vector<explore_row>& rows, const explore_options& 
   if (reports.junit) write_output(*reports.junit, junit_xml(shown, shard));
   if (died != shown.end()) {
     // After the reports: what finished is written whatever became of the worker.
-    std::cerr << sim::error_line("kvsim explore: " + *died->result.worker_died +
+    std::cerr << spec::error_line("kvsim explore: " + *died->result.worker_died +
                                  "; the report holds what ran until then")
               << "\n";
     return worker_died_exit_code;

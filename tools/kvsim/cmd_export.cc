@@ -1,7 +1,7 @@
 // kvsim export FILE --format perfetto|text -o OUT: a trace as a timeline. The trace's
 // decisions are replayed strictly to regenerate the typed events, which sim/timeline_export
 // turns into Chrome trace-event JSON (Perfetto, chrome://tracing) or a text timeline.
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/timeline_export.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
@@ -52,10 +52,10 @@ int cmd_export(const arguments& args, std::ostream& out) {
   const loaded_trace loaded = load_trace_file(file);
   const run_report report = replay_strictly(loaded);
   if (report.diverged) {
-    throw input_error(sim::echoed(file) + ": the trace no longer replays (decision " +
+    throw input_error(spec::echoed(file) + ": the trace no longer replays (decision " +
                       std::to_string(report.diverged->decision_index) + ": recorded " +
-                      sim::echoed(report.diverged->expected) + ", asked " +
-                      sim::echoed(report.diverged->actual) + ")");
+                      spec::echoed(report.diverged->expected) + ", asked " +
+                      spec::echoed(report.diverged->actual) + ")");
   }
   const sim::timeline_run run = timeline_of(loaded, report);
   const std::string text =
@@ -64,7 +64,7 @@ int cmd_export(const arguments& args, std::ostream& out) {
           : sim::text_timeline(run, report.events, report.actors, report.found);
   write_output(*output, text);
   if (is_stdout(*output)) return 0;  // standard output holds the export alone
-  out << "wrote " << sim::echoed(*output) << " (" << *format << ", " << report.events.size() << " events, "
+  out << "wrote " << spec::echoed(*output) << " (" << *format << ", " << report.events.size() << " events, "
       << report.outcome.steps << " steps)\n";
   return 0;
 }

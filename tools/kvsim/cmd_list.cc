@@ -3,7 +3,7 @@
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/run_one.h"

@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <iostream>
 
-#include "sim/capped_read.h"
-#include "sim/one_line.h"
-#include "sim/unique_keys.h"
-#include "sim/untrusted_json.h"
+#include "spec/capped_read.h"
+#include "spec/one_line.h"
+#include "spec/unique_keys.h"
+#include "spec/untrusted_json.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/explore_rows_json.h"
@@ -37,26 +37,26 @@ constexpr const char* merge_help =
     "  merged rows say interrupted: what ran is merged, but an incomplete search is no\n"
     "  verdict); 2 bad input\n";
 
-// One shard's file: read within the merge input's cap (sim/input_caps.h), its nesting checked
+// One shard's file: read within the merge input's cap (spec/input_caps.h), its nesting checked
 // before the parser recurses, a key given twice refused; every value named in an error echoed.
 shard_rows read_shard(const std::string& path) {
-  const std::string file = sim::echoed(path);
+  const std::string file = spec::echoed(path);
   std::string text;
   try {
-    text = sim::read_capped(path, sim::merge_input);
-  } catch (const sim::capped_read_error& e) {
+    text = spec::read_capped(path, spec::merge_input);
+  } catch (const spec::capped_read_error& e) {
     throw input_error(file + ": " + e.what());
   }
-  if (const auto excess = sim::json_nesting_exceeds(text)) {
-    throw input_error(file + ": not an explore --json file (" + sim::describe(*excess) + ")");
+  if (const auto excess = spec::json_nesting_exceeds(text)) {
+    throw input_error(file + ": not an explore --json file (" + spec::describe(*excess) + ")");
   }
   nlohmann::json rows;
   try {
-    rows = sim::parse_with_unique_keys(text);
-  } catch (const sim::duplicate_json_key& e) {
+    rows = spec::parse_with_unique_keys(text);
+  } catch (const spec::duplicate_json_key& e) {
     throw input_error(file + ": " + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw input_error(file + ": not JSON (" + sim::json_error_detail(e.what()) + ")");
+    throw input_error(file + ": not JSON (" + spec::json_error_detail(e.what()) + ")");
   }
   return {file, rows_from_json(rows, file)};
 }

@@ -1,6 +1,6 @@
 // kvsim replay FILE [--strict | --lenient] [--json]: runs a trace's decisions again and says
 // whether the run came out as recorded.
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/search/random_walk.h"
 #include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
@@ -81,22 +81,22 @@ int cmd_replay(const arguments& args, std::ostream& out) {
   }
   // Every value from the trace is echoed (escaped, cut short): a trace's text cannot add a
   // line of its own, such as a false "came out as recorded".
-  out << (lenient ? "lenient" : "strict") << " replay of " << sim::echoed(loaded.spec.name) << " ["
-      << sim::echoed(loaded.trace.variant)
+  out << (lenient ? "lenient" : "strict") << " replay of " << spec::echoed(loaded.spec.name) << " ["
+      << spec::echoed(loaded.trace.variant)
       << (core_variant ? " run as " + core_variant->name() : std::string()) << ", "
-      << sim::echoed(loaded.trace.strategy) << ", seed " << loaded.trace.seed
+      << spec::echoed(loaded.trace.strategy) << ", seed " << loaded.trace.seed
       << "]: " << chooser.replayed() << " of " << loaded.trace.decisions.size()
       << " recorded decisions replayed, " << report.outcome.steps << " steps\n";
   if (report.diverged) {
     out << "diverged at decision " << report.diverged->decision_index << ": recorded "
-        << sim::echoed(report.diverged->expected) << ", the run asked for "
-        << sim::echoed(report.diverged->actual) << "\n";
+        << spec::echoed(report.diverged->expected) << ", the run asked for "
+        << spec::echoed(report.diverged->actual) << "\n";
   }
   out << "recorded: "
-      << (loaded.trace.found ? sim::echoed(loaded.trace.found->message, sim::message_chars_max)
+      << (loaded.trace.found ? spec::echoed(loaded.trace.found->message, spec::message_chars_max)
                              : std::string("no finding"))
       << "\nreplayed: "
-      << (report.found ? sim::echoed(report.found->message, sim::message_chars_max)
+      << (report.found ? spec::echoed(report.found->message, spec::message_chars_max)
                        : std::string("no finding"))
       << "\n"
       << (matched ? "the run came out as recorded" : "the run did NOT come out as recorded") << "\n";

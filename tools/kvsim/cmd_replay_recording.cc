@@ -5,7 +5,7 @@
 
 #include <cstdio>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/output_file.h"
@@ -61,8 +61,8 @@ int replay_real_recording(const recording_request& request, std::ostream& out) {
     out << j.dump() << "\n";
     return matched ? 0 : 1;
   }
-  out << "lenient replay of a recording from real hardware: " << sim::echoed(loaded.spec.name)
-      << " [" << sim::echoed(loaded.trace.variant)
+  out << "lenient replay of a recording from real hardware: " << spec::echoed(loaded.spec.name)
+      << " [" << spec::echoed(loaded.trace.variant)
       << (request.core_variant ? " run as " + request.core_variant->name() : std::string())
       << "], steered by its " << replayed.fit.recorded << " recorded core decisions ("
       << replayed.runs << " simulator runs, " << replayed.attempts
@@ -75,11 +75,11 @@ int replay_real_recording(const recording_request& request, std::ostream& out) {
       << " of its own out of that order"
       << (report.found ? " (the simulator stops at its first finding)" : "") << "\n"
       << "recorded: "
-      << (loaded.trace.found ? sim::echoed(loaded.trace.found->message, sim::message_chars_max)
+      << (loaded.trace.found ? spec::echoed(loaded.trace.found->message, spec::message_chars_max)
                              : "no finding")
       << "\n"
       << "replayed: "
-      << (report.found ? sim::echoed(report.found->message, sim::message_chars_max) : "no finding")
+      << (report.found ? spec::echoed(report.found->message, spec::message_chars_max) : "no finding")
       << "\n"
       << (matched ? "the run came out as recorded (same invariant)"
                   : "the run did NOT come out as recorded")

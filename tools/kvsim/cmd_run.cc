@@ -6,7 +6,7 @@
 
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
-#include "scenarios/scenario_generator.h"
+#include "spec/scenario_generator.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/output_file.h"
 #include "tools/kvsim/run_json.h"

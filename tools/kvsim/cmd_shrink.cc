@@ -6,7 +6,7 @@
 #include <set>
 
 #include "sim/search/guided_replay.h"
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/commands.h"
@@ -186,8 +186,8 @@ int cmd_shrink(const arguments& args, std::ostream& out) {
   }
   print_size(out, "before: ", size_of(*original));
   print_size(out, "after:  ", size_of(shrunk));
-  out << "kept " << sim::echoed(final_run.found->message, sim::message_chars_max) << "\n"
-      << work.tries() << " runs tried; wrote " << sim::echoed(*output) << "\n";
+  out << "kept " << spec::echoed(final_run.found->message, spec::message_chars_max) << "\n"
+      << work.tries() << " runs tried; wrote " << spec::echoed(*output) << "\n";
   return 0;
 }
 

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <system_error>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/search/random_walk.h"
 #include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
@@ -150,19 +150,19 @@ corpus_verdict check_trace(const corpus_trace& trace, const core::variant& core_
 std::string corpus_table(const std::vector<corpus_verdict>& verdicts) {
   std::size_t file_width = 5;
   for (const corpus_verdict& v : verdicts) {
-    file_width = std::max(file_width, sim::echoed(v.file.filename().string()).size());
+    file_width = std::max(file_width, spec::echoed(v.file.filename().string()).size());
   }
   std::ostringstream out;
   out << padded("trace", file_width + 2) << padded("recorded", 14) << padded("replay", 20)
       << padded("verdict", 12) << "prefix fit\n";
   for (const corpus_verdict& v : verdicts) {
-    out << padded(sim::echoed(v.file.filename().string()), file_width + 2)
-        << padded(sim::echoed(recorded_text(v)), 14)
+    out << padded(spec::echoed(v.file.filename().string()), file_width + 2)
+        << padded(spec::echoed(recorded_text(v)), 14)
         << padded(replay_text(v), 20) << padded(v.held ? "held" : "REGRESSION", 12) << fit_text(v)
         << "\n";
     if (!v.held) {
-      out << "    " << sim::echoed(v.why, sim::message_chars_max)
-          << "\n    reproduce: " << sim::echoed(v.reproduce(), sim::message_chars_max) << "\n";
+      out << "    " << spec::echoed(v.why, spec::message_chars_max)
+          << "\n    reproduce: " << spec::echoed(v.reproduce(), spec::message_chars_max) << "\n";
     }
   }
   return out.str();
@@ -173,7 +173,7 @@ std::string corpus_summary(const fs::path& dir, const core::variant& core_varian
   const auto held = static_cast<std::size_t>(
       std::count_if(verdicts.begin(), verdicts.end(), [](const auto& v) { return v.held; }));
   const std::size_t regressions = verdicts.size() - held;
-  return "corpus " + sim::echoed(dir.string()) + " on " + core_variant.name() + ": " +
+  return "corpus " + spec::echoed(dir.string()) + " on " + core_variant.name() + ": " +
          std::to_string(verdicts.size()) + " traces, " + std::to_string(held) + " held, " +
          std::to_string(regressions) + (regressions == 1 ? " regression" : " regressions");
 }

@@ -4,7 +4,7 @@
 #include <iomanip>
 #include <sstream>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/junit.h"
@@ -105,24 +105,24 @@ std::vector<std::string> explore_row::unexercised_probes() const {
 // Names, invariants, messages and paths are echoed (escaped, cut short): merge prints rows it
 // read from files, and nothing in a file may add a line to the table or reach the terminal.
 void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
-  using sim::echoed;
+  using spec::echoed;
   out << std::left << std::setw(24) << "scenario" << std::setw(8) << "variant" << std::setw(9)
       << "expected" << std::setw(12) << "result" << std::setw(4) << "ok" << std::right
       << std::setw(9) << "runs" << std::setw(10) << "findings" << std::setw(8) << "probes"
       << "  first finding\n";
   for (const explore_row& row : rows) {
-    out << std::left << std::setw(24) << echoed(row.request.spec.name) << std::setw(8)
-        << echoed(row.request.variant_label) << std::setw(9) << to_string(row.expected) << std::setw(12)
+    out << std::left << std::setw(24) << spec::echoed(row.request.spec.name) << std::setw(8)
+        << spec::echoed(row.request.variant_label) << std::setw(9) << to_string(row.expected) << std::setw(12)
         << result_text(row) << std::setw(4) << (row.met() ? "yes" : "NO") << std::right
         << std::setw(9) << row.result.runs << std::setw(10) << row.result.findings
         << std::setw(8) << probes_text(row) << "  ";
     if (row.result.first) {
-      out << echoed(row.result.first->invariant) << " after " << *row.result.runs_to_first_finding
+      out << spec::echoed(row.result.first->invariant) << " after " << *row.result.runs_to_first_finding
           << " run(s), " << seconds_text(*row.result.seconds_to_first_finding) << ", seed "
           << *row.result.first_seed;
     } else if (row.result.first_other) {
-      out << "only " << echoed(row.result.first_other->invariant) << " (expected "
-          << echoed(row.request.wanted_invariant.value_or("?")) << "), first at seed "
+      out << "only " << spec::echoed(row.result.first_other->invariant) << " (expected "
+          << spec::echoed(row.request.wanted_invariant.value_or("?")) << "), first at seed "
           << *row.result.first_other_seed;
     } else if (const auto missed = row.unexercised_probes(); !missed.empty()) {
       out << "never hit:";
@@ -154,16 +154,16 @@ void print_table(std::ostream& out, const std::vector<explore_row>& rows) {
   for (const explore_row& row : rows) {
     const shown_finding shown = first_shown(row.result);
     if (shown.finding == nullptr) continue;
-    out << "\n" << echoed(row.request.spec.name) << " [" << echoed(row.request.variant_label) << "] at "
+    out << "\n" << spec::echoed(row.request.spec.name) << " [" << spec::echoed(row.request.variant_label) << "] at "
         << (row.request.strategy.exhaustive() ? "run " + std::to_string(*row.result.runs_to_first_finding)
                                               : "seed " + std::to_string(shown.seed))
-        << ": " << echoed(shown.finding->message, sim::message_chars_max) << "\n";
+        << ": " << spec::echoed(shown.finding->message, spec::message_chars_max) << "\n";
     out << "  trace:     "
-        << (shown.trace ? echoed(*shown.trace, sim::message_chars_max)
+        << (shown.trace ? spec::echoed(*shown.trace, spec::message_chars_max)
                         : std::string("(not written: give --out DIR)"))
         << "\n";
     for (const std::string& command : reproduce_commands(row, shown.seed, shown.trace)) {
-      out << "  reproduce: " << echoed(command, sim::message_chars_max) << "\n";
+      out << "  reproduce: " << spec::echoed(command, spec::message_chars_max) << "\n";
     }
   }
 }

@@ -1,7 +1,7 @@
 #include "tools/kvsim/explore_rows_json.h"
 
-#include "scenarios/scenario_generator.h"
-#include "sim/one_line.h"
+#include "spec/scenario_generator.h"
+#include "spec/one_line.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/seed_plan.h"
 
@@ -125,7 +125,7 @@ std::string first_difference(const json& given, const json& again) {
 std::string read_request(const json& j, const std::string& where, explore_row& row) {
   search_request& q = row.request;
   q.spec.name = text_field(j, "scenario", where);
-  const std::string at = where + " (" + sim::echoed(q.spec.name) + ")";
+  const std::string at = where + " (" + spec::echoed(q.spec.name) + ")";
   q.generate = q.spec.name == scenarios::generated_scenario_name;
   q.variant_label = text_field(j, "variant", at);
   try {
@@ -162,7 +162,7 @@ void read_probes(const json& j, const std::string& at, search_result& r) {
   if (!probes.is_object()) refuse(at, "probes", "must be an object {name: hits} or null");
   for (const auto& [name, hits] : probes.items()) {
     const auto probe = scenarios::probe_from_string(name);
-    if (!probe) refuse(at, "probes", "names an unknown probe '" + sim::echoed(name) + "'");
+    if (!probe) refuse(at, "probes", "names an unknown probe '" + spec::echoed(name) + "'");
     if (!hits.is_number_unsigned()) refuse(at, "probes", "must count hits with integers");
     r.probes[static_cast<std::size_t>(*probe)] = hits.get<std::uint64_t>();
   }
@@ -218,7 +218,7 @@ explore_row row_from_json(const json& j, const std::string& where) {
   const json again = rows_json({row}).at(0);
   if (again != j) {
     throw input_error(
-        at + ": \"" + sim::echoed(first_difference(j, again)) +
+        at + ": \"" + spec::echoed(first_difference(j, again)) +
         "\" does not read back as written (not a row of this kvsim's explore --json)");
   }
   return row;

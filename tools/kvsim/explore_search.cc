@@ -22,7 +22,7 @@
 #include "scenarios/scenario_world.h"
 #include "sim/search/replay.h"
 #include "sim/trace.h"
-#include "scenarios/scenario_generator.h"
+#include "spec/scenario_generator.h"
 #include "tools/kvsim/cli_args.h"
 #include "tools/kvsim/interrupt.h"
 #include "tools/kvsim/run_one.h"

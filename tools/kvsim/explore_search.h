@@ -15,7 +15,7 @@
 #include "core/variant.h"
 #include "properties/all_checkers.h"
 #include "scenarios/code_probes.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "sim/checker.h"
 #include "tools/kvsim/seed_plan.h"
 #include "tools/kvsim/strategy_spec.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "tools/kvsim/allocator_tuning.h"
 #include "tools/kvsim/build_info.h"
 #include "tools/kvsim/catalogue_location.h"
@@ -90,13 +90,13 @@ int main(int argc, char** argv) {
   }
   const auto it = commands.find(name);
   if (it == commands.end()) {
-    std::cerr << "kvsim: unknown command '" << kvsim::sim::echoed(name) << "' (try 'kvsim --help')\n";
+    std::cerr << "kvsim: unknown command '" << kvsim::spec::echoed(name) << "' (try 'kvsim --help')\n";
     return 2;
   }
-  // Every error line goes through sim::error_line: whatever text a path, a name or a file
+  // Every error line goes through spec::error_line: whatever text a path, a name or a file
   // put into it, it stays one line of bounded length, with no terminal escapes.
   const auto error = [&name](const std::string& line) {
-    std::cerr << kvsim::sim::error_line("kvsim " + name + ": " + line) << "\n";
+    std::cerr << kvsim::spec::error_line("kvsim " + name + ": " + line) << "\n";
   };
   try {
     const kvsim::tools::arguments args(argv + 2, argv + argc);
@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
   } catch (const kvsim::tools::input_error& e) {
     error(e.what());
   } catch (const std::bad_alloc&) {
-    // Inputs are capped far below this (sim/input_caps.h, scenarios/SCHEMA.md); the machine
+    // Inputs are capped far below this (spec/input_caps.h, scenarios/SCHEMA.md); the machine
     // itself is short (a ulimit, a cgroup). The world hands an actor's bad_alloc back here.
     std::cerr << "kvsim " << name << ": out of memory\n";
   } catch (const std::filesystem::filesystem_error& e) {

@@ -6,7 +6,7 @@
 #include <iostream>
 #include <system_error>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 
@@ -25,21 +25,21 @@ void check_output_file(const std::string& flag, const std::string& path) {
   const std::filesystem::path file(path);
   std::error_code error;
   if (std::filesystem::is_directory(file, error)) {
-    throw input_error(flag + " " + sim::echoed(path) + ": is a directory, not a file");
+    throw input_error(flag + " " + spec::echoed(path) + ": is a directory, not a file");
   }
   const std::filesystem::path dir = file.has_parent_path() ? file.parent_path() : ".";
   if (!std::filesystem::is_directory(dir, error)) {
-    throw input_error(flag + " " + sim::echoed(path) + ": the directory " + sim::echoed(dir.string()) + " does not exist");
+    throw input_error(flag + " " + spec::echoed(path) + ": the directory " + spec::echoed(dir.string()) + " does not exist");
   }
   if (std::filesystem::exists(file, error) && !std::filesystem::is_regular_file(file, error)) {
     // A device or pipe is written in place: we need write access to it, not to its directory.
     if (::access(file.c_str(), W_OK) != 0) {
-      throw input_error(flag + " " + sim::echoed(path) + ": " + std::generic_category().message(errno));
+      throw input_error(flag + " " + spec::echoed(path) + ": " + std::generic_category().message(errno));
     }
     return;
   }
   if (!may_write_in(dir)) {
-    throw input_error(flag + " " + sim::echoed(path) + ": cannot write in " + sim::echoed(dir.string()) + " (" +
+    throw input_error(flag + " " + spec::echoed(path) + ": cannot write in " + spec::echoed(dir.string()) + " (" +
                       std::generic_category().message(errno) + ")");
   }
 }
@@ -56,11 +56,11 @@ std::filesystem::path prepare_output_dir(const std::string& flag, const std::str
   std::error_code error;
   std::filesystem::create_directories(dir, error);
   if (error || !std::filesystem::is_directory(dir)) {
-    throw input_error(flag + " " + sim::echoed(dir) + ": cannot create the directory" +
+    throw input_error(flag + " " + spec::echoed(dir) + ": cannot create the directory" +
                       (error ? " (" + error.message() + ")" : std::string(" (a file is in the way)")));
   }
   if (!may_write_in(dir)) {
-    throw input_error(flag + " " + sim::echoed(dir) + ": cannot write in the directory (" +
+    throw input_error(flag + " " + spec::echoed(dir) + ": cannot write in the directory (" +
                       std::generic_category().message(errno) + ")");
   }
   return dir;

@@ -4,7 +4,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "sim/rng.h"
+#include "spec/rng.h"
 #include "tools/kvsim/cli_args.h"
 
 namespace kvsim::tools {
@@ -182,7 +182,7 @@ class steering {
   const run_setup& setup_;
   std::vector<std::string> recorded_;
   std::optional<sim::finding> recorded_finding_;
-  sim::rng walk_;
+  spec::rng walk_;
   std::uint64_t budget_runs_;
   std::uint64_t runs_ = 0;
   bool within_budget_ = true;

@@ -1,7 +1,7 @@
 #include "tools/kvsim/run_one.h"
 
 #include "properties/all_checkers.h"
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/run_trace.h"
 #include "tools/kvsim/cli_args.h"

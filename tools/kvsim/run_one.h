@@ -13,7 +13,7 @@
 #include "core/variant.h"
 #include "properties/all_checkers.h"
 #include "scenarios/code_probes.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "sim/fault_profile.h"
 #include "sim/search/strategy.h"
 #include "sim/trace.h"

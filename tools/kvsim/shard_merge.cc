@@ -4,7 +4,7 @@
 #include <map>
 #include <regex>
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/sim_assert.h"
 #include "tools/kvsim/cli_args.h"
 
@@ -38,7 +38,7 @@ void check_same_search(const std::vector<shard_part>& parts,
   std::optional<bool> stops;
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const explore_row& row = *parts[i].row;
-    const std::string where = files[i] + " and " + files.front() + " disagree on " + sim::echoed(row_key(row));
+    const std::string where = files[i] + " and " + files.front() + " disagree on " + spec::echoed(row_key(row));
     if (row.expected != first.expected ||
         row.request.wanted_invariant != first.request.wanted_invariant) {
       throw input_error(where + ": what it expects");
@@ -114,7 +114,7 @@ struct row_merge {
     }
     for (const auto& f : s.finding_seeds) {
       if (f.seed == 0 || (f.seed - 1) % p.shard.count != p.shard.index) {
-        throw input_error(sim::echoed(row_key(merged)) + ": seed " + std::to_string(f.seed) +
+        throw input_error(spec::echoed(row_key(merged)) + ": seed " + std::to_string(f.seed) +
                           " is not one of shard " + shard_text(p.shard) + "'s");
       }
       if (counted(f.seed)) seeds.push_back(f);
@@ -142,7 +142,7 @@ struct row_merge {
     std::sort(seeds.begin(), seeds.end(), [](const auto& a, const auto& b) { return a.seed < b.seed; });
     for (std::size_t i = 1; i < seeds.size(); ++i) {
       if (seeds[i].seed == seeds[i - 1].seed) {
-        throw input_error(sim::echoed(row_key(merged)) + ": seed " + std::to_string(seeds[i].seed) +
+        throw input_error(spec::echoed(row_key(merged)) + ": seed " + std::to_string(seeds[i].seed) +
                           " is listed twice");
       }
     }
@@ -192,7 +192,7 @@ std::uint64_t trace_seed(const std::string& trace_file) {
   static const std::regex seed_name(R"(\.seed([0-9]{1,19})\.json$)");
   std::smatch match;
   if (!std::regex_search(trace_file, match, seed_name)) {
-    throw input_error("trace " + sim::echoed(trace_file) +
+    throw input_error("trace " + spec::echoed(trace_file) +
                       ": not named <scenario>.<variant>.<strategy>.seed<N>.json");
   }
   return std::stoull(match[1].str());
@@ -242,7 +242,7 @@ std::vector<explore_row> merge_shards(const std::vector<shard_rows>& shards) {
     std::map<std::string, const explore_row*> keyed;
     for (const explore_row& row : file->rows) {
       if (!keyed.emplace(row_key(row), &row).second) {
-        throw input_error(file->file + ": two rows of " + sim::echoed(row_key(row)));
+        throw input_error(file->file + ": two rows of " + spec::echoed(row_key(row)));
       }
     }
     rows_by_key.push_back(std::move(keyed));
@@ -256,7 +256,7 @@ std::vector<explore_row> merge_shards(const std::vector<shard_rows>& shards) {
         const bool cut_short =
             std::any_of(rows_by_key[i].begin(), rows_by_key[i].end(),
                         [](const auto& kv) { return kv.second->result.interrupted; });
-        throw input_error(files[i] + " has no row " + sim::echoed(key) + ", which " + files[other] + " has" +
+        throw input_error(files[i] + " has no row " + spec::echoed(key) + ", which " + files[other] + " has" +
                           (cut_short ? " (it was interrupted: it lists the searches that ran)"
                                      : " (shards of different searches?)"));
       }

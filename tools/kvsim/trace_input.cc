@@ -1,8 +1,8 @@
 #include "tools/kvsim/trace_input.h"
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 #include "sim/search/replay.h"
 #include "tools/kvsim/cli_args.h"
 
@@ -26,14 +26,14 @@ loaded_trace load_trace_file(const std::filesystem::path& path) {
   }
   try {
     loaded.spec =
-        scenarios::parse_scenario(loaded.trace.scenario, sim::echoed(path.string()) + ": scenario");
+        scenarios::parse_scenario(loaded.trace.scenario, spec::echoed(path.string()) + ": scenario");
   } catch (const scenarios::catalogue_error& e) {
     throw input_error(e.what());
   }
   const auto v = scenarios::variant_from_name(loaded.trace.variant);
   if (!v) {
-    throw input_error(sim::echoed(path.string()) + ": unknown core variant '" +
-                      sim::echoed(loaded.trace.variant) + "'");
+    throw input_error(spec::echoed(path.string()) + ": unknown core variant '" +
+                      spec::echoed(loaded.trace.variant) + "'");
   }
   loaded.variant = *v;
   return loaded;

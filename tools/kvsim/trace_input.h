@@ -6,7 +6,7 @@
 #include <optional>
 
 #include "core/variant.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 #include "sim/trace.h"
 #include "tools/kvsim/run_one.h"
 

@@ -1,5 +1,5 @@
 // Fixture for tests/tools: a "sim" file that breaks every determinism rule. Never compiled.
-#include "scenarios/catalogue.h"
+#include "scenarios/transfer_world.h"
 #include <thread>
 #include <random>
 #include <map>

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 
 // All of `text`, escaped.
 std::string one_line(std::string_view text);
@@ -26,4 +26,4 @@ std::string echoed(std::string_view text, std::size_t max_chars = echoed_chars_m
 inline constexpr std::size_t error_line_chars_max = 1000;
 std::string error_line(std::string_view line);
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

@@ -12,7 +12,7 @@
 #include "core/events.h"
 #include "core/ids.h"
 #include "core/page_ledger.h"
-#include "scenarios/request_pin.h"
+#include "spec/request_pin.h"
 #include "spec/fault_kinds.h"
 
 namespace kvsim::scenarios {
@@ -124,7 +124,7 @@ struct scenario_spec {
   // Further breaking variants the scenario shows, each with its own invariant(s) (the schema's
   // `expect.also`): one scenario can be red for H1, H2 and H3 alike.
   std::vector<expectation_spec> also_expect;
-  // Code probes (scenarios/code_probes.h) the safe search of this scenario must hit; a safe
+  // Code probes (spec/probe_names.h) the safe search of this scenario must hit; a safe
   // row that misses one is reported `unexercised`, not clean.
   std::vector<std::string> expect_probes;
   std::uint64_t step_limit = 20'000;

@@ -1,4 +1,4 @@
-#include "sim/capped_read.h"
+#include "spec/capped_read.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -9,7 +9,7 @@
 #include <cerrno>
 #include <system_error>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 namespace {
 
 std::string read_error_text(int error) { return std::generic_category().message(error); }
@@ -70,4 +70,4 @@ std::string read_capped(const std::filesystem::path& path, const input_kind& kin
   return content;
 }
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

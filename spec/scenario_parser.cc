@@ -1,4 +1,4 @@
-#include "scenarios/scenario_parser.h"
+#include "spec/scenario_parser.h"
 
 #include <algorithm>
 #include <cctype>
@@ -8,13 +8,13 @@
 #include <string_view>
 
 #include "core/variant.h"
-#include "scenarios/catalogue.h"
-#include "scenarios/code_probes.h"
-#include "scenarios/json_reader.h"
-#include "scenarios/pin_parser.h"
-#include "scenarios/scenario_caps.h"
-#include "scenarios/scenario_names.h"
-#include "sim/kv_memory.h"
+#include "spec/catalogue.h"
+#include "spec/probe_names.h"
+#include "spec/json_reader.h"
+#include "spec/pin_parser.h"
+#include "spec/scenario_caps.h"
+#include "spec/scenario_names.h"
+#include "spec/canary.h"
 
 namespace kvsim::scenarios {
 namespace detail {
@@ -142,7 +142,7 @@ class scenario_parser {
     read("attention_group", t.attention_group, 1, caps::ranks_per_side_max);
     read("pages_per_rank", t.pages_per_rank, 1, caps::pages_per_rank_max);
     // More than the writer's identity header, so every page also carries canary bytes.
-    read("page_bytes", t.page_bytes, sim::kv_memory::header_bytes + 1, caps::page_bytes_max);
+    read("page_bytes", t.page_bytes, spec::canary_header_bytes + 1, caps::page_bytes_max);
     // A table's capacity, not an allocation (core::bounded_key_set grows as it fills): no cap.
     read("tombstones", t.tombstones, 1, std::numeric_limits<std::uint32_t>::max());
     if (const json* order = json_reader::optional(value, "allocation")) {
@@ -220,7 +220,7 @@ class scenario_parser {
     return r;
   }
 
-  // The caps that no one field's range can say (scenarios/scenario_caps.h): the pages of every
+  // The caps that no one field's range can say (spec/scenario_caps.h): the pages of every
   // rank together, the transfers the requests post and the bytes they move.
   void check_world_size(const scenario_spec& spec) const {
     const topology_spec& t = spec.topology;
@@ -413,7 +413,7 @@ class scenario_parser {
     return also;
   }
 
-  // expect_probes: names of code probes (scenarios/code_probes.h), each once.
+  // expect_probes: names of code probes (spec/probe_names.h), each once.
   std::vector<std::string> expect_probes(const json& value) const {
     const std::string path = "expect_probes";
     const json& entries = in_.array(value, path);
@@ -423,8 +423,7 @@ class scenario_parser {
       const std::string& name = in_.string(entries[i], entry_path);
       if (!probe_from_string(name)) {
         in_.fail_field(catalogue_problem::unknown_value, entry_path,
-                       "must be a code probe of scenarios/code_probes.h (got " + shown(entries[i]) +
-                           ")");
+                       "must be a code probe (docs/probes.md; got " + shown(entries[i]) + ")");
       }
       if (std::find(names.begin(), names.end(), name) != names.end()) {
         in_.fail_field(catalogue_problem::inconsistent, entry_path, "names " + name + " twice");

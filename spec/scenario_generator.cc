@@ -1,9 +1,9 @@
-#include "scenarios/scenario_generator.h"
+#include "spec/scenario_generator.h"
 
 #include <string>
 
-#include "scenarios/scenario_draw.h"
-#include "sim/rng.h"
+#include "spec/scenario_draw.h"
+#include "spec/rng.h"
 
 namespace kvsim::scenarios {
 namespace {
@@ -19,7 +19,7 @@ class seeded_draw {
   bool one_in(std::uint32_t n) { return rng_.below(n) == 0; }
 
  private:
-  sim::rng rng_;
+  spec::rng rng_;
 };
 
 }  // namespace

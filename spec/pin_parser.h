@@ -6,8 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/json_reader.h"
-#include "scenarios/scenario_spec.h"
+#include "spec/json_reader.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::scenarios::detail {
 

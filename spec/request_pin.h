@@ -12,6 +12,12 @@
 
 namespace kvsim::scenarios {
 
+// One event-loop iteration of a transfer world's scheduler (and of prefill's bootstrap thread)
+// takes this much virtual time. The bootstrap thread polls until the last request is served,
+// a scheduling step per poll, so a run of N steps reaches at most N x this many microseconds:
+// the parser refuses a pinned time past that.
+inline constexpr std::uint64_t transfer_poll_interval_us = 5;
+
 struct request_pin {
   // The destination pages decode allocates for the request, in order (page j of the request
   // lands in decode_pages[j]), on every decode rank; exactly `pages` of them. Empty: not

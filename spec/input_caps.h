@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 
 struct input_kind {
   std::string_view name;    // "trace": the error line says "... cap for a trace"
@@ -23,4 +23,4 @@ inline constexpr input_kind catalogue_input{"catalogue", 8 * mebibyte};
 // kvsim merge: one shard's explore --json file.
 inline constexpr input_kind merge_input{"merge input", 16 * mebibyte};
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

@@ -1,12 +1,12 @@
-#include "scenarios/pin_parser.h"
+#include "spec/pin_parser.h"
 
 #include <algorithm>
 #include <optional>
 #include <vector>
 
-#include "scenarios/scenario_caps.h"
-#include "scenarios/scenario_names.h"
-#include "scenarios/transfer_world.h"
+#include "spec/scenario_caps.h"
+#include "spec/scenario_names.h"
+#include "spec/request_pin.h"
 
 namespace kvsim::scenarios::detail {
 namespace {
@@ -74,13 +74,13 @@ request_pin parse_pin(const json_reader& in, const json& value, const std::strin
   if (const json* pages = json_reader::optional(value, "decode_pages")) {
     pin.decode_pages = decode_pages(in, *pages, member_path(path, "decode_pages"), request, topology);
   }
-  const auto time = [&](const char* key) -> std::optional<std::uint64_t> {
+  const auto pinned_time = [&](const char* key) -> std::optional<std::uint64_t> {
     const json* given = json_reader::optional(value, key);
     if (given == nullptr) return std::nullopt;
     return in.integer(*given, member_path(path, key), 0, caps::pinned_time_max_us);
   };
-  pin.submit_at_us = time("submit_at_us");
-  pin.abort_at_us = time("abort_at_us");
+  pin.submit_at_us = pinned_time("submit_at_us");
+  pin.abort_at_us = pinned_time("abort_at_us");
   if (!pin.pins_anything()) {
     in.fail_field(catalogue_problem::inconsistent, path,
                   "pins nothing: give decode_pages, submit_at_us or abort_at_us");

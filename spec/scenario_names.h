@@ -4,7 +4,7 @@
 #include <array>
 #include <string_view>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::scenarios {
 

@@ -1,12 +1,12 @@
-#include "sim/unique_keys.h"
+#include "spec/unique_keys.h"
 
 #include <cstddef>
 #include <set>
 #include <vector>
 
-#include "sim/untrusted_json.h"
+#include "spec/untrusted_json.h"
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 namespace {
 
 using nlohmann::json;
@@ -101,4 +101,4 @@ json parse_with_unique_keys(std::string_view text) {
                      });
 }
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

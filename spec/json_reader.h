@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 
 namespace kvsim::scenarios::detail {
 

@@ -8,7 +8,7 @@
 // build; the draw has its own stream, so it never shifts the run's decisions.
 #include <cstdint>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::scenarios {
 

@@ -6,7 +6,7 @@
 // with every standard library and build type.
 #include <cstdint>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 
 class rng {
  public:
@@ -48,4 +48,4 @@ class rng {
   std::uint64_t state_[4]{};
 };
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

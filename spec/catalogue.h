@@ -15,7 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::scenarios {
 
@@ -25,7 +25,7 @@ inline constexpr std::uint64_t catalogue_version = 1;
 // What was wrong, for callers and tests that must tell the kinds apart.
 enum class catalogue_problem : std::uint8_t {
   unreadable_file,  // missing, a directory, no permission, a read error
-  over_size_cap,    // larger than sim::catalogue_input's cap (sim/input_caps.h): not read
+  over_size_cap,    // larger than spec::catalogue_input's cap (spec/input_caps.h): not read
   malformed_json,   // empty, truncated or not JSON at all (the message gives the byte)
   duplicate_key,    // one JSON object names the same key twice (the last would silently win)
   wrong_format,     // not an object, or "format" is not "kvsim-catalogue"

@@ -1,4 +1,4 @@
-#include "scenarios/scenario_names.h"
+#include "spec/scenario_names.h"
 
 #include <cstddef>
 

@@ -1,6 +1,6 @@
 #pragma once
 // How a scenario is drawn from the schema, written once for every source of choices: the
-// scenario swarm draws from a seeded sim::rng (scenario_generator.cc), the RapidCheck
+// scenario swarm draws from a seeded spec::rng (scenario_generator.cc), the RapidCheck
 // property from RapidCheck's generators (so its failures shrink field by field). `Draw`
 // provides in(low, high) (inclusive), coin() and one_in(n).
 //
@@ -9,7 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::scenarios::drawing {
 

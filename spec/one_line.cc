@@ -1,8 +1,8 @@
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 
 #include <algorithm>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 namespace {
 
 // Appends `c` escaped; backslashes too when `escape_backslash` (a value's own text), not
@@ -60,4 +60,4 @@ std::string error_line(std::string_view line) {
   return escaped_and_cut(line, error_line_chars_max, false);
 }
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

@@ -1,6 +1,6 @@
 #pragma once
 // The largest world a scenario may ask for. Every number of a scenario is checked against
-// these when it is parsed (scenarios/scenario_parser.cc), so a catalogue and a trace's inline
+// these when it is parsed (spec/scenario_parser.cc), so a catalogue and a trace's inline
 // scenario alike are refused with one line before anything is allocated: without them, 10,000
 // ranks in a 2 KB file took over 2 GB and 40 s, prefill_ranks 100000 9.8 GB, and
 // pages_per_rank 4294967295 ended in std::bad_alloc. scenarios/SCHEMA.md ("Size caps") lists
@@ -8,7 +8,7 @@
 //
 // Headroom: the catalogue's largest world has 2 ranks a side, 9 requests and 8 pages of 64
 // bytes; the scenario generator draws up to 2 x 2 ranks, 4 requests of up to 4 pages in up to
-// 4 chunks of 2 siblings, groups of 4 (scenarios/scenario_draw.h). Each cap is 16 to 250 times
+// 4 chunks of 2 siblings, groups of 4 (spec/scenario_draw.h). Each cap is 16 to 250 times
 // that. Cost: memory grows with the pages (the simulator allocates, hashes and canary-checks
 // every byte) and with steps times pages per request (each step's events list pages); time
 // with the bytes the requests move. The worst worlds within every cap, measured on the safe

@@ -1,8 +1,8 @@
-#include "sim/untrusted_json.h"
+#include "spec/untrusted_json.h"
 
-#include "sim/one_line.h"
+#include "spec/one_line.h"
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 namespace {
 
 using nlohmann::json;
@@ -108,4 +108,4 @@ std::string shortened(std::string_view text, std::size_t max_chars) {
   return cut(one_line(text.substr(0, max_chars + 1)), max_chars);
 }
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

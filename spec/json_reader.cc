@@ -1,16 +1,16 @@
-#include "scenarios/json_reader.h"
+#include "spec/json_reader.h"
 
 #include <algorithm>
 #include <limits>
 #include <vector>
 
-#include "sim/one_line.h"
-#include "sim/untrusted_json.h"
+#include "spec/one_line.h"
+#include "spec/untrusted_json.h"
 
 namespace kvsim::scenarios::detail {
 namespace {
 
-constexpr std::size_t shown_max = sim::json_summary_chars;
+constexpr std::size_t shown_max = spec::json_summary_chars;
 
 // Edits (insert, delete, replace) between a and b: how near a typo is to a real key.
 std::size_t edit_distance(std::string_view a, std::string_view b) {
@@ -52,11 +52,11 @@ std::string element_path(const std::string& parent, std::size_t index) {
   return parent + "[" + std::to_string(index) + "]";
 }
 
-std::string shown(const json& value) { return sim::json_summary(value, shown_max); }
+std::string shown(const json& value) { return spec::json_summary(value, shown_max); }
 
 // The line stays one line: control characters (from file names, keys) print escaped.
 void json_reader::fail(catalogue_problem problem, const std::string& text) const {
-  throw catalogue_error(problem, sim::error_line(prefix_ + ": " + text));
+  throw catalogue_error(problem, spec::error_line(prefix_ + ": " + text));
 }
 
 void json_reader::fail_field(catalogue_problem problem, const std::string& path,
@@ -82,7 +82,7 @@ void json_reader::only_keys(const json& object, const std::string& path,
                             std::span<const std::string_view> allowed) const {
   for (const auto& [key, value] : object.items()) {
     if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) continue;
-    std::string text = "unknown field '" + member_path(path, sim::shortened(key)) + "'";
+    std::string text = "unknown field '" + member_path(path, spec::shortened(key)) + "'";
     std::string_view nearest;
     std::size_t best = std::numeric_limits<std::size_t>::max();
     for (const std::string_view candidate : allowed) {

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 
 // what(): "field 'finding.message' appears twice in one object (JSON keys must be unique)";
 // the path names the key where it is (each key cut short, a long path cut from the front).
@@ -18,7 +18,7 @@ class duplicate_json_key : public std::runtime_error {
 };
 
 // Throws nlohmann's parse errors as they are, and duplicate_json_key. Nesting is the
-// caller's to check first (sim/untrusted_json.h): the parser recurses per level.
+// caller's to check first (spec/untrusted_json.h): the parser recurses per level.
 nlohmann::json parse_with_unique_keys(std::string_view text);
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

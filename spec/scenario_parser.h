@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/scenario_spec.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::scenarios::detail {
 

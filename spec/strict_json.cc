@@ -1,9 +1,9 @@
-#include "scenarios/strict_json.h"
+#include "spec/strict_json.h"
 
 #include <string>
 
-#include "sim/unique_keys.h"
-#include "sim/untrusted_json.h"
+#include "spec/unique_keys.h"
+#include "spec/untrusted_json.h"
 
 namespace kvsim::scenarios::detail {
 
@@ -13,20 +13,20 @@ json parse_strict(std::string_view text, const json_reader& in) {
   }
   // Before the parser sees it: nlohmann recurses per level, and deep enough nesting
   // overflows the stack before any check of ours runs.
-  if (const auto excess = sim::json_nesting_exceeds(text)) {
-    in.fail(catalogue_problem::malformed_json, sim::describe(*excess));
+  if (const auto excess = spec::json_nesting_exceeds(text)) {
+    in.fail(catalogue_problem::malformed_json, spec::describe(*excess));
   }
   try {
-    return sim::parse_with_unique_keys(text);
-  } catch (const sim::duplicate_json_key& e) {
+    return spec::parse_with_unique_keys(text);
+  } catch (const spec::duplicate_json_key& e) {
     in.fail(catalogue_problem::duplicate_key, e.what());
   } catch (const json::parse_error& e) {
     in.fail(catalogue_problem::malformed_json, "malformed or truncated JSON at byte " +
                                                    std::to_string(e.byte) + " (" +
-                                                   sim::json_error_detail(e.what()) + ")");
+                                                   spec::json_error_detail(e.what()) + ")");
   } catch (const json::exception& e) {
     in.fail(catalogue_problem::malformed_json,
-            "unreadable JSON (" + sim::json_error_detail(e.what()) + ")");
+            "unreadable JSON (" + spec::json_error_detail(e.what()) + ")");
   }
 }
 

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 
 // The deepest legal kvsim document nests 7 levels: a catalogue's document, its scenarios
 // array, a scenario, its requests, a request, its pin and the pin's decode_pages (a trace's
@@ -44,8 +44,8 @@ std::string json_summary(const nlohmann::json& value, std::size_t max_chars = js
 // the file, cut short.
 std::string json_error_detail(std::string_view what);
 
-// Free text from outside (a key, a name) for an error line: escaped as sim::one_line does,
+// Free text from outside (a key, a name) for an error line: escaped as spec::one_line does,
 // at most `max_chars` characters, cut text ending in "...".
 std::string shortened(std::string_view text, std::size_t max_chars = json_summary_chars);
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

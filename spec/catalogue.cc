@@ -1,13 +1,13 @@
-#include "scenarios/catalogue.h"
+#include "spec/catalogue.h"
 
 #include <map>
 #include <memory>
 #include <optional>
 
-#include "scenarios/json_reader.h"
-#include "scenarios/scenario_parser.h"
-#include "scenarios/strict_json.h"
-#include "sim/capped_read.h"
+#include "spec/json_reader.h"
+#include "spec/scenario_parser.h"
+#include "spec/strict_json.h"
+#include "spec/capped_read.h"
 
 namespace kvsim::scenarios {
 namespace {
@@ -17,9 +17,9 @@ using detail::json_reader;
 
 std::string read_file(const std::filesystem::path& path, const json_reader& in) {
   try {
-    return sim::read_capped(path, sim::catalogue_input);
-  } catch (const sim::capped_read_error& e) {
-    in.fail(e.what_problem() == sim::capped_read_error::problem::over_cap
+    return spec::read_capped(path, spec::catalogue_input);
+  } catch (const spec::capped_read_error& e) {
+    in.fail(e.what_problem() == spec::capped_read_error::problem::over_cap
                 ? catalogue_problem::over_size_cap
                 : catalogue_problem::unreadable_file,
             e.what());

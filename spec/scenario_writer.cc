@@ -1,8 +1,8 @@
 // to_json: a scenario_spec in the catalogue's schema (scenarios/SCHEMA.md), the inverse of
 // parse_scenario. Every field is written, so a trace header that carries a scenario inline
 // states it completely; empty optionals (abort, after, pin, deadline_us) are left out.
-#include "scenarios/catalogue.h"
-#include "scenarios/scenario_names.h"
+#include "spec/catalogue.h"
+#include "spec/scenario_names.h"
 
 namespace kvsim::scenarios {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// Reads an input file whole, but never more than its kind's cap (sim/input_caps.h) + 1 byte:
+// Reads an input file whole, but never more than its kind's cap (spec/input_caps.h) + 1 byte:
 // a regular file's size is taken from the open descriptor (fstat) before reading, and a pipe
 // or device is read until it passes the cap. Errors are one line without the file's name
 // (the caller prefixes it): "67108865 bytes is over the 67108864-byte cap for a trace".
@@ -7,9 +7,9 @@
 #include <stdexcept>
 #include <string>
 
-#include "sim/input_caps.h"
+#include "spec/input_caps.h"
 
-namespace kvsim::sim {
+namespace kvsim::spec {
 
 class capped_read_error : public std::runtime_error {
  public:
@@ -28,4 +28,4 @@ std::string read_capped(const std::filesystem::path& path, const input_kind& kin
 // "N bytes is over the M-byte cap for a trace"; N unknown (a pipe): "more than M bytes ...".
 std::string over_cap_text(std::uint64_t bytes, const input_kind& kind);
 
-}  // namespace kvsim::sim
+}  // namespace kvsim::spec

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "scenarios/json_reader.h"
+#include "spec/json_reader.h"
 
 namespace kvsim::scenarios::detail {
 
