@@ -11,13 +11,10 @@
 #include "real_backend/scenario_ranks.h"
 #include "spec/catalogue.h"
 #include "spec/fault_kinds.h"
+#include "spec/trace_format.h"
 
 namespace kvsim::real {
 namespace {
-
-// FNV-1a's offset basis: the decision hash of no decisions (sim::decision_hash), which the
-// reader checks against the empty decision list.
-constexpr const char* empty_decision_hash = "cbf29ce484222325";
 
 // The actor a rank's core events are logged under, named as the simulator names its actors
 // (r1.decode.0): a transfer's prefill and decode, a HiCache case's per-rank schedulers.
@@ -42,12 +39,12 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
   const std::uint64_t start_ns = outcome.events.empty() ? 0 : outcome.events.front().at_ns;
   for (std::size_t i = 0; i < outcome.events.size(); ++i) {
     const recorded_event& e = outcome.events[i];
-    // "step S t=Tus ACTOR what", as the simulator writes its log: S counts the events, T is
-    // host time since the first.
+    // As the simulator writes its log (spec/trace_format.h): the step counts the events, the
+    // time is host time since the first.
     const std::uint64_t at_us = (e.at_ns - std::min(e.at_ns, start_ns)) / 1000;
-    events.push_back("step " + std::to_string(i + 1) + " t=" + std::to_string(at_us) + "us r" +
-                     std::to_string(e.rank) + "." + role_of(spec, e.rank) + ".0 core_decided " +
-                     e.what);
+    events.push_back(spec::event_line_prefix(i + 1, at_us,
+                                             spec::actor_label(e.rank, role_of(spec, e.rank), 0)) +
+                     std::string(spec::to_string(spec::event_kind::core_decided)) + " " + e.what);
   }
   json finding = nullptr;
   if (!outcome.findings.empty()) {
@@ -65,8 +62,8 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
   json faults = json::object();
   // Every kind of the trace's fault_profile (spec/fault_kinds.h): a real run injects none.
   for (const spec::fault_kind_row& row : spec::fault_kinds) faults[std::string(row.trace_name)] = 0;
-  return json{{"format", "kvsim-trace"},
-              {"version", 1},
+  return json{{"format", spec::trace_format_name},
+              {"version", spec::trace_format_version},
               {"kvsim_version", KVSIM_VERSION},
               {"origin", "real"},
               {"backend", outcome.backend},
@@ -75,7 +72,8 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
               {"strategy", "real"},
               {"seed", "1"},
               {"fault_profile", std::move(faults)},
-              {"decision_hash", empty_decision_hash},
+              // The hash of no decisions, which the reader checks against the empty list.
+              {"decision_hash", spec::hex16(spec::decision_hash_basis)},
               {"actors", std::move(actors)},
               {"decisions", json::array()},
               {"steps", outcome.events.size()},

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/ids.h"
+#include "spec/trace_format.h"
 
 namespace kvsim::sim {
 
@@ -21,7 +22,7 @@ struct actor_name {
 };
 
 inline std::string to_string(const actor_name& name) {
-  return "r" + std::to_string(name.rank) + "." + name.role + "." + std::to_string(name.index);
+  return spec::actor_label(name.rank, name.role, name.index);
 }
 
 }  // namespace kvsim::sim

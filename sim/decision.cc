@@ -1,5 +1,7 @@
 #include "sim/decision.h"
 
+#include "spec/trace_format.h"
+
 namespace kvsim::sim {
 
 const char* to_string(decision_kind kind) {
@@ -15,11 +17,11 @@ const char* to_string(decision_kind kind) {
 }
 
 std::uint64_t decision_hash(std::span<const decision> decisions) {
-  std::uint64_t hash = 0xcbf29ce484222325ULL;
+  std::uint64_t hash = spec::decision_hash_basis;
   const auto mix = [&hash](std::uint64_t value) {
     for (int i = 0; i < 8; ++i) {
       hash ^= (value >> (8 * i)) & 0xff;
-      hash *= 0x100000001b3ULL;
+      hash *= spec::decision_hash_prime;
     }
   };
   for (const decision& d : decisions) {

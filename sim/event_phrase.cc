@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "spec/one_line.h"
+#include "spec/trace_format.h"
 #include "sim/transfer_id.h"
 
 namespace kvsim::sim {
@@ -97,8 +98,7 @@ std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
 
 std::string what_text(const sim_event& e, const std::vector<actor_name>& actors) {
   std::string line = describe(e, actors);
-  const std::string prefix = "step " + std::to_string(e.step) + " t=" + std::to_string(e.time_us) +
-                             "us " + actor_text(e.actor, actors) + " ";
+  const std::string prefix = spec::event_line_prefix(e.step, e.time_us, actor_text(e.actor, actors));
   if (line.starts_with(prefix)) line.erase(0, prefix.size());
   return line;
 }

@@ -5,6 +5,7 @@
 
 #include "sim/event_phrase.h"
 #include "spec/one_line.h"
+#include "spec/trace_format.h"
 
 namespace kvsim::sim {
 namespace {
@@ -42,82 +43,86 @@ const char* control_text(core::control_kind kind) {
   return "unknown_control";
 }
 
+static_assert(std::variant_size_v<sim_event_body> == spec::event_kind_names.size(),
+              "every event alternative has its kind's name in spec/trace_format.h, in order");
+
+// The fields of an event after its kind's name (describe() writes the name from the table).
 struct describer {
   std::ostringstream& out;
 
-  void operator()(const core_decided& e) const { out << "core_decided " << core::describe(e.what); }
+  void operator()(const core_decided& e) const { out << " " << core::describe(e.what); }
   void operator()(const actor_started& e) const {
-    out << "actor_started name=" << spec::one_line(to_string(e.name));
+    out << " name=" << spec::one_line(to_string(e.name));
   }
   void operator()(const actor_finished& e) const {
-    out << "actor_finished " << (e.cancelled ? "cancelled" : "returned");
+    out << " " << (e.cancelled ? "cancelled" : "returned");
   }
   void operator()(const collective_entered& e) const {
-    out << "collective_entered group=" << e.group << " seq=" << e.sequence << " rank=" << e.rank
+    out << " group=" << e.group << " seq=" << e.sequence << " rank=" << e.rank
         << " op=" << to_string(e.op) << " value=" << e.value;
   }
   void operator()(const collective_left& e) const {
-    out << "collective_left group=" << e.group << " seq=" << e.sequence << " rank=" << e.rank
+    out << " group=" << e.group << " seq=" << e.sequence << " rank=" << e.rank
         << " result=" << e.result;
   }
   void operator()(const transfer_submitted& e) const {
-    out << "transfer_submitted transfer=" << e.transfer << " " << core::to_string(e.owner)
+    out << " transfer=" << e.transfer << " " << core::to_string(e.owner)
         << " rank " << e.source_rank << " " << pages_text(e.source_pages) << " -> rank "
         << e.destination_rank << " " << pages_text(e.destination_pages);
   }
   void operator()(const transfer_page_copied& e) const {
-    out << "transfer_page_copied transfer=" << e.transfer << " " << core::to_string(e.owner)
+    out << " transfer=" << e.transfer << " " << core::to_string(e.owner)
         << " rank " << e.source_rank << " page " << e.source_page << " -> rank "
         << e.destination_rank << " page " << e.destination_page;
   }
   void operator()(const transfer_ended& e) const {
-    out << "transfer_ended transfer=" << e.transfer << " " << core::to_string(e.owner)
+    out << " transfer=" << e.transfer << " " << core::to_string(e.owner)
         << " outcome=" << poll_text(e.outcome);
   }
   void operator()(const transfer_timed_out& e) const {
-    out << "transfer_timed_out transfer=" << e.transfer << " " << core::to_string(e.owner) << " "
+    out << " transfer=" << e.transfer << " " << core::to_string(e.owner) << " "
         << (e.still_running ? "still_running" : "stopped");
   }
   void operator()(const page_written& e) const {
-    out << "page_written rank=" << e.rank << " page=" << e.page
+    out << " rank=" << e.rank << " page=" << e.page
         << " writer=" << core::to_string(e.writer) << " logical=" << e.logical_page;
   }
   void operator()(const page_read& e) const {
-    out << "page_read rank=" << e.rank << " page=" << e.page
+    out << " rank=" << e.rank << " page=" << e.page
         << " reader=" << core::to_string(e.reader) << " logical=" << e.logical_page << " "
         << (e.intact ? "intact" : "corrupt");
     if (e.found) out << " found=" << core::to_string(*e.found);
   }
   void operator()(const storage_read_started& e) const {
-    out << "storage_read_started read=" << e.read << " rank=" << e.rank << " "
+    out << " read=" << e.read << " rank=" << e.rank << " "
         << core::to_string(e.owner) << " host " << pages_text(e.host_pages);
   }
   void operator()(const storage_page_written& e) const {
-    out << "storage_page_written read=" << e.read << " rank=" << e.rank << " "
+    out << " read=" << e.read << " rank=" << e.rank << " "
         << core::to_string(e.owner) << " host page " << e.page << " logical=" << e.logical_page;
   }
   void operator()(const storage_read_ended& e) const {
-    out << "storage_read_ended read=" << e.read << " rank=" << e.rank << " "
+    out << " read=" << e.read << " rank=" << e.rank << " "
         << core::to_string(e.owner) << " " << (e.completed ? "completed" : "failed") << " after "
         << e.pages_written << " page(s)";
   }
   void operator()(const message_sent& e) const {
-    out << "message_sent message=" << e.message << " from=" << e.from << " to=" << e.to
+    out << " message=" << e.message << " from=" << e.from << " to=" << e.to
         << " kind=" << control_text(e.kind) << " " << core::to_string(e.key);
     if (e.injected) out << " injected";
   }
   void operator()(const message_delivered& e) const {
-    out << "message_delivered message=" << e.message << " to=" << e.to;
+    out << " message=" << e.message << " to=" << e.to;
   }
   void operator()(const message_dropped& e) const {
-    out << "message_dropped message=" << e.message;
+    out << " message=" << e.message;
   }
-  void operator()(const fault_fired& e) const { out << "fault_fired " << spec::one_line(e.what); }
+  void operator()(const fault_fired& e) const { out << " " << spec::one_line(e.what); }
   void operator()(const failure_injected& e) const {
-    out << "failure_injected " << core::to_string(e.key) << " rank=" << e.rank;
+    out << " " << core::to_string(e.key) << " rank=" << e.rank;
   }
   void operator()(const ledger_audited& e) const {
-    out << "ledger_audited rank=" << e.rank << " free=" << e.free_pages << "/" << e.pages_total
+    out << " rank=" << e.rank << " free=" << e.free_pages << "/" << e.pages_total
         << " owned=" << e.owned_pages << " retiring=" << e.retiring_pages
         << " leased=" << e.leased_pages << " quarantined=" << e.quarantined_pages
         << " leases=" << e.active_leases;
@@ -125,26 +130,26 @@ struct describer {
     for (const std::string& line : e.inconsistencies) out << " inconsistent: " << spec::one_line(line);
   }
   void operator()(const core_audited& e) const {
-    out << "core_audited rank=" << e.rank << " " << spec::one_line(e.component) << " holds "
+    out << " rank=" << e.rank << " " << spec::one_line(e.component) << " holds "
         << e.held.size();
     for (const std::string& line : e.held) out << "; " << spec::one_line(line);
   }
   void operator()(const status_read& e) const {
-    out << "status_read rank=" << e.rank << " " << core::to_string(e.key) << " "
+    out << " rank=" << e.rank << " " << core::to_string(e.key) << " "
         << (e.status ? core::to_string(*e.status) : "absent");
   }
   void operator()(const gate_changed& e) const {
-    out << "gate_changed gate=" << spec::one_line(e.gate) << " " << (e.open ? "open" : "closed");
+    out << " gate=" << spec::one_line(e.gate) << " " << (e.open ? "open" : "closed");
   }
-  void operator()(const rank_stopped& e) const { out << "rank_stopped rank=" << e.rank; }
+  void operator()(const rank_stopped& e) const { out << " rank=" << e.rank; }
   void operator()(const transport_torn_down& e) const {
-    out << "transport_torn_down rank=" << e.rank;
+    out << " rank=" << e.rank;
   }
   void operator()(const message_lost& e) const {
-    out << "message_lost message=" << e.message << " to=" << e.to;
+    out << " message=" << e.message << " to=" << e.to;
   }
   void operator()(const misuse_attempted& e) const {
-    out << "misuse_attempted rank=" << e.rank << " " << to_string(e.call);
+    out << " rank=" << e.rank << " " << to_string(e.call);
     switch (e.call) {
       case ledger_call::allocate:
         out << " caller=" << core::to_string(e.caller) << " count=" << e.count;
@@ -167,22 +172,22 @@ struct describer {
     }
   }
   void operator()(const ledger_created& e) const {
-    out << "ledger_created rank=" << e.rank << " pages=" << e.pages_total << " order="
+    out << " rank=" << e.rank << " pages=" << e.pages_total << " order="
         << (e.order == core::allocation_order::lifo ? "lifo" : "fifo");
   }
   void operator()(const engine_freed& e) const {
-    out << "engine_freed rank=" << e.rank << " " << core::to_string(e.key);
+    out << " rank=" << e.rank << " " << core::to_string(e.key);
   }
   void operator()(const ignored_call_attempted& e) const {
-    out << "ignored_call_attempted rank=" << e.rank << " " << to_string(e.call) << " "
+    out << " rank=" << e.rank << " " << to_string(e.call) << " "
         << core::to_string(e.key);
   }
-  void operator()(const deadlines_checked& e) const { out << "deadlines_checked rank=" << e.rank; }
+  void operator()(const deadlines_checked& e) const { out << " rank=" << e.rank; }
   void operator()(const ignored_call_answered& e) const {
-    out << "ignored_call_answered rank=" << e.rank << (e.accepted ? " accepted" : " ignored");
+    out << " rank=" << e.rank << (e.accepted ? " accepted" : " ignored");
   }
   void operator()(const room_table_read& e) const {
-    out << "room_table_read rank=" << e.rank;
+    out << " rank=" << e.rank;
     for (const auto& r : e.rooms) {
       out << " " << core::to_string(r.key) << ":" << (r.tracked ? "t" : "-")
           << (r.admitting ? "a" : "-") << (r.closed ? "c" : "-") << (r.tombstoned ? "x" : "-")
@@ -190,22 +195,22 @@ struct describer {
     }
   }
   void operator()(const status_written& e) const {
-    out << "status_written rank=" << e.rank << " " << core::to_string(e.key) << " "
+    out << " rank=" << e.rank << " " << core::to_string(e.key) << " "
         << core::to_string(e.status) << (e.applied ? " applied" : " ignored");
   }
   void operator()(const lifetimes_created& e) const {
-    out << "lifetimes_created rank=" << e.rank << " tombstones=" << e.tombstones_max;
+    out << " rank=" << e.rank << " tombstones=" << e.tombstones_max;
   }
   void operator()(const lifetime_misuse_attempted& e) const {
-    out << "lifetime_misuse_attempted rank=" << e.rank << " " << to_string(e.call) << " "
+    out << " rank=" << e.rank << " " << to_string(e.call) << " "
         << core::to_string(e.key);
   }
   void operator()(const lifetime_misuse_answered& e) const {
-    out << "lifetime_misuse_answered rank=" << e.rank << " "
+    out << " rank=" << e.rank << " "
         << (e.error ? core::to_string(*e.error) : "accepted");
   }
   void operator()(const misuse_answered& e) const {
-    out << "misuse_answered rank=" << e.rank << " "
+    out << " rank=" << e.rank << " "
         << (e.error ? core::to_string(*e.error) : "accepted");
   }
 };
@@ -285,7 +290,8 @@ const char* to_string(lifetime_call call) {
 std::string describe(const sim_event& e, const std::vector<actor_name>& actors) {
   std::ostringstream out;
   out.imbue(std::locale::classic());  // the same digits whatever the process's global locale
-  out << "step " << e.step << " t=" << e.time_us << "us " << actor_text(e.actor, actors) << " ";
+  out << spec::event_line_prefix(e.step, e.time_us, actor_text(e.actor, actors))
+      << spec::event_kind_names[e.body.index()];
   std::visit(describer{out}, e.body);
   return out.str();
 }

@@ -1,3 +1,4 @@
+#include "spec/trace_format.h"
 #include "sim/timeline_export.h"
 
 #include <algorithm>
@@ -62,7 +63,7 @@ std::string field(std::string_view text, std::string_view key) {
 // after "core_decided rank N", e.g. "lease_started"), so names never drift from the log.
 std::string kind_of(std::string_view what) {
   const std::string first = word(what, 0);
-  return first == "core_decided" ? word(what, 3) : first;
+  return first == spec::to_string(spec::event_kind::core_decided) ? word(what, 3) : first;
 }
 
 // Free text (a fault description, a finding) may hold bytes that are not UTF-8, which

@@ -11,6 +11,7 @@
 #include "spec/capped_read.h"
 #include "spec/one_line.h"
 #include "spec/unique_keys.h"
+#include "spec/trace_format.h"
 #include "spec/untrusted_json.h"
 
 namespace kvsim::sim {
@@ -18,31 +19,12 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view format_name = "kvsim-trace";
 constexpr std::uint32_t per_million_max = 1'000'000;
 constexpr std::size_t label_chars_max = 200;
-// In "fault_profile" beside the kinds; traces written before it existed lack it and load
-// with faults_never_stop (their runs had faults on throughout).
-constexpr const char* faults_stop_field = "faults_stop_us";
-
-// The file's top-level fields in the order they are written: the header first, so that
-// `head` on a trace shows what run it is; then what replays it; then what it found.
-constexpr std::array<std::string_view, 16> field_order{
-    "format",   "version",   "kvsim_version", "origin", "scenario", "variant",
-    "strategy", "checkers",  "seed",          "fault_profile", "decision_hash",
-    "actors",   "decisions", "steps",         "events",   "finding"};
+// In "fault_profile" beside the kinds (spec/trace_format.h).
+const std::string faults_stop_field(spec::faults_stop_field);
 
 std::string display(const std::filesystem::path& path) { return spec::echoed(path.string()); }
-
-std::string hex16(std::uint64_t value) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string text(16, '0');
-  for (int i = 15; i >= 0; --i) {
-    text[static_cast<std::size_t>(i)] = hex[value & 0xf];
-    value >>= 4;
-  }
-  return text;
-}
 
 // --- writing ----------------------------------------------------------------------------
 
@@ -97,13 +79,13 @@ bool written_as_rows(std::string_view field) { return field == "decisions" || fi
 
 std::string render(const json& document) {
   std::string text = "{";
-  for (std::size_t i = 0; i < field_order.size(); ++i) {
-    if (!document.contains(std::string(field_order[i]))) continue;  // an optional field left out
-    const json& value = document.at(std::string(field_order[i]));
+  for (std::size_t i = 0; i < spec::trace_fields.size(); ++i) {
+    if (!document.contains(std::string(spec::trace_fields[i]))) continue;  // an optional field left out
+    const json& value = document.at(std::string(spec::trace_fields[i]));
     text += i == 0 ? "\n \"" : ",\n \"";
-    text += field_order[i];
+    text += spec::trace_fields[i];
     text += "\": ";
-    text += written_as_rows(field_order[i]) ? rows(value) : nested(value);
+    text += written_as_rows(spec::trace_fields[i]) ? rows(value) : nested(value);
   }
   return text + "\n}\n";
 }
@@ -154,15 +136,15 @@ class loader {
     if (!document.is_object()) fail("not a kvsim trace (the file is JSON but not an object)");
     const auto format = document.find("format");
     if (format == document.end()) fail("not a kvsim trace (no \"format\" field)");
-    if (!format->is_string() || format->get_ref<const std::string&>() != format_name) {
+    if (!format->is_string() || format->get_ref<const std::string&>() != spec::trace_format_name) {
       fail("not a kvsim trace (\"format\" is " + spec::json_summary(*format) + ", expected \"" +
-           std::string(format_name) + "\")");
+           std::string(spec::trace_format_name) + "\")");
     }
     const std::uint64_t version = u64(member(document, "version", "version"), "version");
     if (version == 0) fail("trace format version 0 is not valid (versions start at 1)");
-    if (version > static_cast<std::uint64_t>(trace_format_version)) {
+    if (version > static_cast<std::uint64_t>(spec::trace_format_version)) {
       fail("trace format version " + std::to_string(version) +
-           " is newer than this kvsim supports (" + std::to_string(trace_format_version) + ")");
+           " is newer than this kvsim supports (" + std::to_string(spec::trace_format_version) + ")");
     }
   }
 
@@ -359,7 +341,7 @@ class loader {
                         value.get_ref<const std::string&>().find_first_not_of("0123456789abcdef") ==
                             std::string::npos;
     if (!shaped) fail("field 'decision_hash' must be a string of 16 lowercase hex digits");
-    const std::string computed = hex16(decision_hash(decisions));
+    const std::string computed = spec::hex16(decision_hash(decisions));
     if (value.get_ref<const std::string&>() != computed) {
       fail("decision_hash " + value.get<std::string>() +
            " does not match the decisions (they hash to " + computed +
@@ -401,15 +383,15 @@ json to_json(const trace& t) {
     decisions.push_back(json::array(
         {static_cast<unsigned>(d.kind), d.options, d.chosen, std::to_string(d.subject)}));
   }
-  json document{{"format", format_name},
-              {"version", trace_format_version},
+  json document{{"format", spec::trace_format_name},
+              {"version", spec::trace_format_version},
               {"kvsim_version", t.kvsim_version},
               {"scenario", t.scenario},
               {"variant", t.variant},
               {"strategy", t.strategy},
               {"seed", std::to_string(t.seed)},
               {"fault_profile", fault_profile_json(t.faults)},
-              {"decision_hash", hex16(decision_hash(t.decisions))},
+              {"decision_hash", spec::hex16(decision_hash(t.decisions))},
               {"actors", std::move(actors)},
               {"decisions", std::move(decisions)},
               {"steps", t.steps},

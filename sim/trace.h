@@ -24,8 +24,6 @@
 
 namespace kvsim::sim {
 
-inline constexpr int trace_format_version = 1;
-
 struct trace {
   std::string kvsim_version;  // e.g. "0.1.0"
   // "real": recorded on real hardware (kvsim real --trace); "simulator" otherwise (the field

@@ -1,6 +1,7 @@
 // kvsim replay --lenient FILE, where FILE is a recording from real hardware (kvsim real
 // --trace): the simulator's run steered by the recorded order of the core's decisions
 // (recording_replay.h), and whether it reaches the recorded finding.
+#include "spec/trace_format.h"
 #include "tools/kvsim/cmd_replay_recording.h"
 
 #include <cstdio>
@@ -14,12 +15,6 @@
 
 namespace kvsim::tools {
 namespace {
-
-std::string hex16(std::uint64_t value) {
-  char text[17];
-  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
-  return text;
-}
 
 }  // namespace
 
@@ -68,7 +63,7 @@ int replay_real_recording(const recording_request& request, std::ostream& out) {
       << replayed.runs << " simulator runs, " << replayed.attempts
       << (replayed.attempts == 1 ? " steering" : " steerings")
       << (replayed.within_budget ? "" : ", budget spent")
-      << "): " << report.outcome.steps << " steps, decision hash " << hex16(report.decision_hash)
+      << "): " << report.outcome.steps << " steps, decision hash " << spec::hex16(report.decision_hash)
       << "\n"
       << "its core decisions: the first " << replayed.fit.agreed << " as recorded, "
       << replayed.fit.followed << " in the recorded order, " << replayed.fit.own

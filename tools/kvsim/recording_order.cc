@@ -4,6 +4,8 @@
 #include <sstream>
 #include <variant>
 
+#include "spec/trace_format.h"
+
 namespace kvsim::tools {
 
 std::string core_decision_name(std::string_view described) {
@@ -22,7 +24,8 @@ std::string core_decision_name(std::string_view described) {
 }
 
 std::vector<std::string> core_order(const std::vector<std::string>& event_lines) {
-  constexpr std::string_view marker = " core_decided ";
+  const std::string marker =
+      " " + std::string(spec::to_string(spec::event_kind::core_decided)) + " ";
   std::vector<std::string> order;
   for (const std::string& line : event_lines) {
     const std::size_t at = line.find(marker);
