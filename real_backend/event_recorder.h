@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "core/ids.h"
-#include "real_backend/event_log.h"
+#include "real_backend/host/event_log.h"
 
 namespace kvsim::real {
 

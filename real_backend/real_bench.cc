@@ -21,14 +21,14 @@
 #include "core/abort_token.h"
 #include "core/decode_rank.h"
 #include "core/prefill_rank.h"
-#include "real_backend/cuda_check.h"
-#include "real_backend/cuda_page_pool.h"
-#include "real_backend/cuda_transfer_engine.h"
-#include "real_backend/devices.h"
+#include "real_backend/cuda/cuda_check.h"
+#include "real_backend/cuda/cuda_page_pool.h"
+#include "real_backend/cuda/cuda_transfer_engine.h"
+#include "real_backend/cuda/devices.h"
 #include "real_backend/peers_in_process.h"
-#include "real_backend/steady_clock_port.h"
-#include "real_backend/thread_identity.h"
-#include "real_backend/token_epoch.h"
+#include "real_backend/host/steady_clock_port.h"
+#include "real_backend/host/thread_identity.h"
+#include "real_backend/wire/token_epoch.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <system_error>
 
-#include "real_backend/scenario_ranks.h"
+#include "real_backend/scripts/scenario_ranks.h"
 #include "spec/catalogue.h"
 #include "spec/fault_kinds.h"
 #include "spec/trace_format.h"

@@ -14,7 +14,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "real_backend/real_outcome.h"
+#include "real_backend/scripts/real_outcome.h"
 #include "spec/scenario_spec.h"
 
 namespace kvsim::real {

@@ -1,5 +1,5 @@
 // Fuzz target `control_frame`: the real backend's control-plane decoders
-// (real_backend/control_frame.h) and what a rank does with a step line (script_request.h).
+// (real_backend/wire/control_frame.h) and what a rank does with a step line (script_request.h).
 // The first byte picks the decoder, the rest is its input:
 //   0 header, 1 hello, 2 control, 3 NCCL id;
 //   4 a step frame's payload (decode_step), and the line it carries served as rank 1 serves
@@ -22,10 +22,10 @@
 #include <string>
 #include <vector>
 
-#include "real_backend/control_frame.h"
+#include "real_backend/wire/control_frame.h"
 #include "real_backend/errors.h"
-#include "real_backend/script_request.h"
-#include "real_backend/transfer_step_names.h"
+#include "real_backend/scripts/script_request.h"
+#include "real_backend/scripts/transfer_step_names.h"
 #include "spec/scenario_spec.h"
 #include "tests/fuzz/fuzz_checks.h"
 

@@ -1,4 +1,4 @@
-// Fuzz target `launcher_env`: the launcher's environment parsing (real_backend/launcher.h).
+// Fuzz target `launcher_env`: the launcher's environment parsing (real_backend/launch/launcher.h).
 // The input is an environment, one NAME=VALUE per line (the first '=' splits; a later line
 // for the same name wins, as in `env`). Parsing must return a configuration whose rank and
 // local rank are below the world size, or throw launch_error with one bounded line.
@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "real_backend/errors.h"
-#include "real_backend/launcher.h"
+#include "real_backend/launch/launcher.h"
 #include "tests/fuzz/fuzz_checks.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {

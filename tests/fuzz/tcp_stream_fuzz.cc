@@ -18,10 +18,10 @@
 #include <string>
 
 #include "real_backend/errors.h"
-#include "real_backend/launcher.h"
-#include "real_backend/link_auth.h"
-#include "real_backend/run_secret.h"
-#include "real_backend/tcp_link.h"
+#include "real_backend/launch/launcher.h"
+#include "real_backend/wire/link_auth.h"
+#include "real_backend/wire/run_secret.h"
+#include "real_backend/wire/tcp_link.h"
 #include "tests/fuzz/fuzz_checks.h"
 
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "real_backend/real_outcome.h"
+#include "real_backend/scripts/real_outcome.h"
 #include "spec/catalogue.h"
 #include "tests/support/catalogue_scenarios.h"
 

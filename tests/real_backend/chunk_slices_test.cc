@@ -1,7 +1,7 @@
-// Prefill's chunks of a request (real_backend/chunk_slices.h): the destination pages come
+// Prefill's chunks of a request (real_backend/scripts/chunk_slices.h): the destination pages come
 // from decode's metadata, off the wire, and a page list of the wrong length is refused with
 // one line instead of being read past its end (as `destination.begin() + to` once was).
-#include "real_backend/chunk_slices.h"
+#include "real_backend/scripts/chunk_slices.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The control plane's wire format: every message kind round-trips byte for byte, and what a
 // broken or hostile peer might send is refused with one line naming the field.
-#include "real_backend/control_frame.h"
+#include "real_backend/wire/control_frame.h"
 
 #include <gtest/gtest.h>
 

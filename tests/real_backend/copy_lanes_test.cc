@@ -2,7 +2,7 @@
 // lands on a lane where a gate waits (plain round-robin put the fifth transfer behind one),
 // and a gate stands before the request's page `before_page` counted over all of the
 // request's transfers, as in the simulator (sim/sim_transfer_engine.h).
-#include "real_backend/copy_lanes.h"
+#include "real_backend/cuda/copy_lanes.h"
 
 #include <gtest/gtest.h>
 

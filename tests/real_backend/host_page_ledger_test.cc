@@ -1,6 +1,6 @@
 // The host page ledger applies the prefetch coordinator's decisions and refuses what I6
 // forbids, in the words of the simulator's host page checker.
-#include "real_backend/host_page_ledger.h"
+#include "real_backend/host/host_page_ledger.h"
 
 #include <gtest/gtest.h>
 

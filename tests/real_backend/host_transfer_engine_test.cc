@@ -2,7 +2,7 @@
 // with real worker threads and gates that really wait: another request's transfers land while
 // a gate holds, and a gate stands before the request's page counted over all its transfers,
 // as in the simulator (not before that page of each transfer).
-#include "real_backend/host_transfer_engine.h"
+#include "real_backend/host/host_transfer_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "real_backend/host_data_plane.h"
+#include "real_backend/host/host_data_plane.h"
 #include "tests/real_backend/eventually.h"
 
 namespace kvsim::real::host_transfer_engine_test {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `kvsim real --launched` as torchrun or srun would start it (real_backend/launched_run.h):
+# `kvsim real --launched` as torchrun or srun would start it (real_backend/launch/launched_run.h):
 # two processes started by hand with the launcher's variables, no kvsim parent. Each case
 # checks the exit status and output of both ranks, and that no shared memory of the run is
 # left in /dev/shm afterwards.

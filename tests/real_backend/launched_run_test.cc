@@ -3,7 +3,7 @@
 // (launched_region.h): named from the run's key and MASTER_PORT, created exclusively with mode
 // 600, opened only when it is this user's alone, and its name removed by its owner. The two
 // processes of a real launch are tests/real_backend/launched_ranks_test.sh.
-#include "real_backend/launched_run.h"
+#include "real_backend/launch/launched_run.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -21,8 +21,8 @@
 #include <string>
 
 #include "real_backend/errors.h"
-#include "real_backend/launched_region.h"
-#include "real_backend/shared_region.h"
+#include "real_backend/launch/launched_region.h"
+#include "real_backend/host/shared_region.h"
 
 namespace kvsim::real::launched_run_test {
 namespace {

@@ -1,6 +1,6 @@
 // The launcher reads its place in a launch from torchrun's or Slurm's variables, falls back to
 // one rank on loopback, and refuses a malformed value with one line naming the variable.
-#include "real_backend/launcher.h"
+#include "real_backend/launch/launcher.h"
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 // without the key, a flipped byte in a sealed frame, a replayed frame, and a peer whose hello
 // said rank 1 sending a drain-ACK as rank 2, which against the safe core would have freed
 // decode's pages before rank 2 acknowledged.
-#include "real_backend/link_auth.h"
+#include "real_backend/wire/link_auth.h"
 
 #include <gtest/gtest.h>
 
@@ -17,15 +17,15 @@
 #include "core/abort_token.h"
 #include "core/decode_receiver.h"
 #include "core/page_ledger.h"
-#include "real_backend/control_frame.h"
+#include "real_backend/wire/control_frame.h"
 #include "real_backend/errors.h"
-#include "real_backend/event_log.h"
-#include "real_backend/frame_seal.h"
+#include "real_backend/host/event_log.h"
+#include "real_backend/wire/frame_seal.h"
 #include "real_backend/peers_in_process.h"
-#include "real_backend/run_secret.h"
-#include "real_backend/steady_clock_port.h"
-#include "real_backend/tcp_messenger.h"
-#include "real_backend/token_epoch.h"
+#include "real_backend/wire/run_secret.h"
+#include "real_backend/host/steady_clock_port.h"
+#include "real_backend/wire/tcp_messenger.h"
+#include "real_backend/wire/token_epoch.h"
 
 namespace kvsim::real::link_auth_test {
 namespace {

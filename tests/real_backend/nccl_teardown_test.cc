@@ -1,8 +1,8 @@
-// How an NCCL communicator ends, checked on the host (real_backend/nccl_teardown.h): a
+// How an NCCL communicator ends, checked on the host (real_backend/nccl/nccl_teardown.h): a
 // survivor of a clique where a member aborted aborts too, and so does one with a collective
 // unfinished or an asynchronous error; ncclCommDestroy, which waits for the clique's kernels,
 // is for a quiet communicator whose clique nobody aborted.
-#include "real_backend/nccl_teardown.h"
+#include "real_backend/nccl/nccl_teardown.h"
 
 #include <gtest/gtest.h>
 

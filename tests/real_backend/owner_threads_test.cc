@@ -16,11 +16,11 @@
 #include "core/prefill_sender.h"
 #include "core/room_lifetimes.h"
 #include "core/transfer_status_table.h"
-#include "real_backend/event_log.h"
+#include "real_backend/host/event_log.h"
 #include "real_backend/peers_in_process.h"
-#include "real_backend/steady_clock_port.h"
-#include "real_backend/thread_identity.h"
-#include "real_backend/token_epoch.h"
+#include "real_backend/host/steady_clock_port.h"
+#include "real_backend/host/thread_identity.h"
+#include "real_backend/wire/token_epoch.h"
 #include "tests/real_backend/in_process_messenger.h"
 
 namespace kvsim::real::owner_threads_test {

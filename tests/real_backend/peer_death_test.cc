@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "real_backend/errors.h"
-#include "real_backend/link_auth.h"
-#include "real_backend/tcp_link.h"
-#include "real_backend/tcp_messenger.h"
+#include "real_backend/wire/link_auth.h"
+#include "real_backend/wire/tcp_link.h"
+#include "real_backend/wire/tcp_messenger.h"
 #include "tests/real_backend/test_link_key.h"
 
 namespace kvsim::real::peer_death_test {

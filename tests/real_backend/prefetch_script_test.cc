@@ -1,11 +1,11 @@
 // The HiCache prefetch scripts of `kvsim real` on the host data plane (one thread per rank,
 // storage reads held by a gate until every rank classified): the seed's three asymmetric
 // cases and H3, red and green, with the barrier and free counts of the simulator's tests.
-#include "real_backend/prefetch_script.h"
+#include "real_backend/scripts/prefetch_script.h"
 
 #include <gtest/gtest.h>
 
-#include "real_backend/script_support.h"
+#include "real_backend/scripts/script_support.h"
 #include "tests/real_backend/catalogue_lookup.h"
 #include "tests/real_backend/host_data_plane.h"
 

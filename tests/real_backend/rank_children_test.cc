@@ -22,10 +22,10 @@
 
 #include "core/variant.h"
 #include "real_backend/errors.h"
-#include "real_backend/process_launch.h"
-#include "real_backend/rank_spawn.h"
+#include "real_backend/launch/process_launch.h"
+#include "real_backend/launch/rank_spawn.h"
 #include "real_backend/real_command.h"
-#include "real_backend/run_secret.h"
+#include "real_backend/wire/run_secret.h"
 #include "tests/real_backend/catalogue_lookup.h"
 
 namespace kvsim::real::rank_children_test {

@@ -1,6 +1,6 @@
 // A rank group's collectives with one host thread per member (values combined on the host, as
 // on one shared device): MIN and MAX agree, and a divergence is a finding, not a hang.
-#include "real_backend/rank_group.h"
+#include "real_backend/nccl/rank_group.h"
 
 #include <gtest/gtest.h>
 

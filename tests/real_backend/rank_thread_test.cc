@@ -1,6 +1,6 @@
 // rank_thread: a rank built, run and destroyed on its own thread; work handed to it as
 // messages (call, watch) runs there; its failures reach whoever waits on it.
-#include "real_backend/rank_thread.h"
+#include "real_backend/host/rank_thread.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <future>
 #include <stdexcept>
 
-#include "real_backend/thread_identity.h"
+#include "real_backend/host/thread_identity.h"
 
 namespace kvsim::real::rank_thread_test {
 namespace {

@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "real_backend/devices.h"
+#include "real_backend/cuda/devices.h"
 
 namespace kvsim::real::real_command_test {
 namespace {

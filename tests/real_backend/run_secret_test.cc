@@ -1,7 +1,7 @@
 // The run's key: drawn at random, never a constant; a launch of several ranks takes it from
 // KVSIM_RUN_KEY or a key file and refuses to start without it, with one line that never shows
 // the key; each use gets a key of its own derived from it.
-#include "real_backend/run_secret.h"
+#include "real_backend/wire/run_secret.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>

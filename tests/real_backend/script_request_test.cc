@@ -2,7 +2,7 @@
 // transfer_steps.h): exactly the protocol's requests, and only indexes that name a request
 // or gate of the scenario. Over the control plane the sender is authenticated; what it says
 // is checked here before anything is indexed with it.
-#include "real_backend/script_request.h"
+#include "real_backend/scripts/script_request.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <string>
 
 #include "real_backend/errors.h"
-#include "real_backend/transfer_steps.h"
+#include "real_backend/scripts/transfer_steps.h"
 #include "tests/real_backend/catalogue_lookup.h"
 
 namespace kvsim::real::script_request_test {

@@ -12,12 +12,12 @@
 #include <string>
 #include <thread>
 
-#include "real_backend/control_frame.h"
-#include "real_backend/control_step_link.h"
+#include "real_backend/wire/control_frame.h"
+#include "real_backend/launch/control_step_link.h"
 #include "real_backend/errors.h"
-#include "real_backend/link_auth.h"
-#include "real_backend/run_secret.h"
-#include "real_backend/tcp_messenger.h"
+#include "real_backend/wire/link_auth.h"
+#include "real_backend/wire/run_secret.h"
+#include "real_backend/wire/tcp_messenger.h"
 #include "tests/real_backend/test_link_key.h"
 
 namespace kvsim::real::step_frames_test {

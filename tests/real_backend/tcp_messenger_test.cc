@@ -2,18 +2,18 @@
 // every message kind (metadata, ABORT with its token, ABORT_ACK, status, chunk-ready) in
 // order; the NCCL id goes from rank 0 to every peer; malformed and truncated frames from a
 // peer are refused with one line instead of being skipped or crashing the reader.
-#include "real_backend/tcp_messenger.h"
+#include "real_backend/wire/tcp_messenger.h"
 
 #include <gtest/gtest.h>
 
 #include <future>
 #include <thread>
 
-#include "real_backend/control_frame.h"
+#include "real_backend/wire/control_frame.h"
 #include "real_backend/errors.h"
-#include "real_backend/id_exchange.h"
-#include "real_backend/link_auth.h"
-#include "real_backend/run_secret.h"
+#include "real_backend/wire/id_exchange.h"
+#include "real_backend/wire/link_auth.h"
+#include "real_backend/wire/run_secret.h"
 #include "tests/real_backend/test_link_key.h"
 
 namespace kvsim::real::tcp_messenger_test {

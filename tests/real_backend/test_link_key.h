@@ -4,7 +4,7 @@
 // nothing (refusals are what these tests check, by what they throw).
 #include <string>
 
-#include "real_backend/run_secret.h"
+#include "real_backend/wire/run_secret.h"
 
 namespace kvsim::testing {
 

@@ -1,6 +1,6 @@
 // Token epochs on real hardware: drawn from libsodium's CSPRNG, never zero (the core refuses
 // zero), and a fresh one at every draw (two issuers, or one restarted, never share nonces).
-#include "real_backend/token_epoch.h"
+#include "real_backend/wire/token_epoch.h"
 
 #include <gtest/gtest.h>
 

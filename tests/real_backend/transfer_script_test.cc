@@ -1,11 +1,11 @@
 // The transfer scripts of `kvsim real`, run on the host data plane (copies on worker threads,
 // gates that really hold them): page42 red and green, the canary, B2 and B3. The same
 // scripts run on the GPU in tests/real_backend/gpu/.
-#include "real_backend/transfer_script.h"
+#include "real_backend/scripts/transfer_script.h"
 
 #include <gtest/gtest.h>
 
-#include "real_backend/script_support.h"
+#include "real_backend/scripts/script_support.h"
 #include "tests/real_backend/catalogue_lookup.h"
 #include "tests/real_backend/host_data_plane.h"
 

@@ -5,7 +5,7 @@
 // in one process, in the same words, and the same line on every member that waits; a peer
 // that never arrives is a finding after the patience; a peer whose process ends, or that
 // breaks the protocol, fails the run instead of hanging it.
-#include "real_backend/wire_group.h"
+#include "real_backend/wire/wire_group.h"
 
 #include <gtest/gtest.h>
 
@@ -15,9 +15,9 @@
 #include <thread>
 
 #include "real_backend/errors.h"
-#include "real_backend/link_auth.h"
-#include "real_backend/run_secret.h"
-#include "real_backend/tcp_messenger.h"
+#include "real_backend/wire/link_auth.h"
+#include "real_backend/wire/run_secret.h"
+#include "real_backend/wire/tcp_messenger.h"
 #include "tests/real_backend/test_link_key.h"
 
 namespace kvsim::real::wire_group_test {

@@ -1,6 +1,6 @@
 // KV pages on the GPU: the fill kernel writes the simulator's canary, the verify kernel reads
 // it back as its reader would, and tells whose bytes a foreign page holds.
-#include "real_backend/cuda_page_pool.h"
+#include "real_backend/cuda/cuda_page_pool.h"
 
 #include <gtest/gtest.h>
 

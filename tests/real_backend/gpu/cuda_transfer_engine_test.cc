@@ -1,6 +1,6 @@
 // Gated copies on the GPU: a gate kernel holds a transfer in flight on its stream after the
 // pages before it landed; other streams go on; opening the gate lets the rest land.
-#include "real_backend/cuda_transfer_engine.h"
+#include "real_backend/cuda/cuda_transfer_engine.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <thread>
 #include <vector>
 
-#include "real_backend/cuda_gate.h"
-#include "real_backend/cuda_page_pool.h"
+#include "real_backend/cuda/cuda_gate.h"
+#include "real_backend/cuda/cuda_page_pool.h"
 #include "tests/real_backend/gpu/gpu_test_support.h"
 #include "tests/real_backend/eventually.h"
 

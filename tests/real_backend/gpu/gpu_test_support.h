@@ -2,7 +2,7 @@
 // GPU tests skip, with the reason, where cudaGetDeviceCount finds no device (CI, laptops).
 #include <gtest/gtest.h>
 
-#include "real_backend/devices.h"
+#include "real_backend/cuda/devices.h"
 
 namespace kvsim::testing {
 

@@ -5,11 +5,11 @@
 
 #include <future>
 
-#include "real_backend/cuda_data_plane.h"
-#include "real_backend/nccl_comm.h"
-#include "real_backend/prefetch_script.h"
-#include "real_backend/script_support.h"
-#include "real_backend/transfer_script.h"
+#include "real_backend/cuda/cuda_data_plane.h"
+#include "real_backend/nccl/nccl_comm.h"
+#include "real_backend/scripts/prefetch_script.h"
+#include "real_backend/scripts/script_support.h"
+#include "real_backend/scripts/transfer_script.h"
 #include "tests/real_backend/catalogue_lookup.h"
 #include "tests/real_backend/gpu/gpu_test_support.h"
 
