@@ -60,8 +60,10 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
                {"details", std::move(details)}};
   }
   json faults = json::object();
-  // Every kind of the trace's fault_profile (spec/fault_kinds.h): a real run injects none.
-  for (const spec::fault_kind_row& row : spec::fault_kinds) faults[std::string(row.trace_name)] = 0;
+  // A real run injects no fault: every kind a trace names when off, at 0 (spec/fault_kinds.h).
+  for (const spec::fault_kind_row& row : spec::fault_kinds) {
+    if (row.traced_when_off) faults[std::string(row.trace_name)] = 0;
+  }
   return json{{"format", spec::trace_format_name},
               {"version", spec::trace_format_version},
               {"kvsim_version", KVSIM_VERSION},

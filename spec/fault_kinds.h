@@ -48,6 +48,10 @@ struct fault_kind_row {
   std::uint8_t worlds;
   // Traces written before the kind existed lack it, and read as off.
   bool in_first_traces;
+  // A trace's fault_profile names the kind even when it is off (the kinds traces have named
+  // so far). A kind added later is named only when on, so that a run without it keeps its
+  // trace byte for byte (the golden digests, the corpus) and older readers are not surprised.
+  bool traced_when_off;
   // The scenario writer writes the switch even when off (the kinds scenarios and traces had
   // from the start); a later kind is written only when on, so older files read as they did.
   bool written_when_off;
@@ -57,31 +61,35 @@ struct fault_kind_row {
   std::string_view summary;
 };
 
+// Columns: kind, trace name, scenario switch, worlds, then the flags in_first_traces,
+// traced_when_off, written_when_off, fails_requests, then the summary.
 inline constexpr std::array<fault_kind_row, fault_kind_count> fault_kinds{{
-    {fault_kind::message_delay, "delay", "message_delay", transfer_world, true, true, true,
+    {fault_kind::message_delay, "delay", "message_delay", transfer_world, true, true, true, true,
      "a control message arrives late, after later ones"},
-    {fault_kind::message_duplicate, "duplicate", "message_duplicate", transfer_world, true, true, true,
-     "a control message arrives twice"},
-    {fault_kind::message_drop, "drop", "message_drop", transfer_world, true, true, true,
+    {fault_kind::message_duplicate, "duplicate", "message_duplicate", transfer_world,
+     true, true, true, true, "a control message arrives twice"},
+    {fault_kind::message_drop, "drop", "message_drop", transfer_world, true, true, true, true,
      "a control message is lost"},
-    {fault_kind::transfer_stall, "stall", "transfer_stall", transfer_world | prefetch_world, true, true,
-     true, "a copy step (or a storage read's page) waits: it stays in flight longer"},
-    {fault_kind::transfer_fail, "fail", "transfer_fail", transfer_world | prefetch_world, true, true, true,
-     "a transfer (or a storage read) ends Failed part-way"},
-    {fault_kind::transfer_timeout_unconfirmed, "timeout_unconfirmed", "transfer_timeout_unconfirmed",
-     transfer_world, true, true, true, "a poll says timed out while the copy still runs (B12)"},
-    {fault_kind::abort, "abort", "", transfer_world, true, false, false,
+    {fault_kind::transfer_stall, "stall", "transfer_stall", transfer_world | prefetch_world,
+     true, true, true, true,
+     "a copy step (or a storage read's page) waits: it stays in flight longer"},
+    {fault_kind::transfer_fail, "fail", "transfer_fail", transfer_world | prefetch_world,
+     true, true, true, true, "a transfer (or a storage read) ends Failed part-way"},
+    {fault_kind::transfer_timeout_unconfirmed, "timeout_unconfirmed",
+     "transfer_timeout_unconfirmed", transfer_world, true, true, true, true,
+     "a poll says timed out while the copy still runs (B12)"},
+    {fault_kind::abort, "abort", "", transfer_world, true, true, false, false,
      "a scenario's abort lands at this opportunity of its phase"},
-    {fault_kind::message_replay, "replay", "message_replay", transfer_world, false, true, false,
-     "an adversary replays an earlier message to the same rank"},
-    {fault_kind::message_forge, "forge", "message_forge", transfer_world, false, true, false,
+    {fault_kind::message_replay, "replay", "message_replay", transfer_world,
+     false, true, true, false, "an adversary replays an earlier message to the same rank"},
+    {fault_kind::message_forge, "forge", "message_forge", transfer_world, false, true, true, false,
      "an adversary sends tampered copies of messages with tokens, and an insider lies"},
-    {fault_kind::peer_death, "peer_death", "peer_death", transfer_world, false, false, true,
+    {fault_kind::peer_death, "peer_death", "peer_death", transfer_world, false, true, false, true,
      "a prefill rank stops for good; its transport confirms the teardown later"},
-    {fault_kind::ledger_misuse, "misuse", "ledger_misuse", transfer_world, false, false, true,
+    {fault_kind::ledger_misuse, "misuse", "ledger_misuse", transfer_world, false, true, false, true,
      "a careless caller outside the core misuses a rank's ledger and room table"},
-    {fault_kind::late_status, "late_status", "late_status", transfer_world, false, false, true,
-     "a transfer worker's status write lands late"},
+    {fault_kind::late_status, "late_status", "late_status", transfer_world,
+     false, true, false, true, "a transfer worker's status write lands late"},
 }};
 
 constexpr const fault_kind_row& row_of(fault_kind kind) {
@@ -96,6 +104,15 @@ constexpr bool rows_in_kind_order() {
   return true;
 }
 static_assert(rows_in_kind_order(), "fault_kinds: one row per kind, in the enum's order");
+
+// A kind that traces name only when on cannot be one every trace has.
+constexpr bool untraced_kinds_are_later() {
+  for (const fault_kind_row& row : fault_kinds) {
+    if (!row.traced_when_off && row.in_first_traces) return false;
+  }
+  return true;
+}
+static_assert(untraced_kinds_are_later(), "fault_kinds: traced_when_off false needs in_first_traces false");
 static_assert(static_cast<std::size_t>(fault_kind::late_status) + 1 == fault_kind_count);
 
 // The kind's trace name.

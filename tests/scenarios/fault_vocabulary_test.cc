@@ -12,6 +12,7 @@
 #include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
 #include "sim/fault_profile.h"
+#include "sim/trace.h"
 #include "spec/fault_kinds.h"
 
 namespace kvsim::scenarios::fault_vocabulary_test {
@@ -98,6 +99,22 @@ TEST(FaultVocabulary, EveryKindIsDrawnPrintedAndReadBackByName) {
     EXPECT_NE(profile.describe().find(std::string(row.trace_name) + "=20%"), std::string::npos)
         << profile.describe();
     EXPECT_EQ(sim::fault_kind_from_string(row.trace_name), row.kind);
+  }
+}
+
+// A trace names a kind that is on, and a kind that is off only if traces always have: a kind
+// added later leaves the trace of every run without it byte for byte as it was.
+TEST(FaultVocabulary, ATraceNamesAKindWhenOnAndWhenOffOnlyIfTracesAlwaysHave) {
+  for (const fault_kind_row& row : fault_kinds) {
+    const std::string name(row.trace_name);
+    sim::trace t;
+    t.kvsim_version = "test";
+    t.scenario = nlohmann::json::object();
+    EXPECT_EQ(sim::to_json(t)["fault_profile"].contains(name), row.traced_when_off) << name;
+    t.faults.set(row.kind, 200'000);
+    const nlohmann::json on = sim::to_json(t)["fault_profile"];
+    ASSERT_TRUE(on.contains(name)) << name;
+    EXPECT_EQ(on[name], 200'000) << name;
   }
 }
 

@@ -49,9 +49,22 @@ TEST(FaultProfile, PeerDeathLeavesTheOtherKindsAsTheyWereDrawn) {
 TEST(FaultProfile, DescribeNamesEveryKind) {
   fault_profile profile;
   profile.set(fault_kind::message_drop, 50'000);
-  EXPECT_EQ(profile.describe(),
-            "delay=off duplicate=off drop=5% stall=off fail=off timeout_unconfirmed=off abort=off "
-            "replay=off forge=off peer_death=off misuse=off late_status=off");
+  const std::string text = profile.describe();
+  // The kinds traces have named so far, as they have always been printed...
+  EXPECT_EQ(text.rfind("delay=off duplicate=off drop=5% stall=off fail=off timeout_unconfirmed=off "
+                       "abort=off replay=off forge=off peer_death=off misuse=off late_status=off",
+                       0),
+            0u)
+      << text;
+  // ...and every kind of the vocabulary (spec/fault_kinds.h) in its order, a kind added later
+  // included, each with its level.
+  std::string every_kind;
+  for (const spec::fault_kind_row& row : spec::fault_kinds) {
+    if (!every_kind.empty()) every_kind += ' ';
+    every_kind.append(row.trace_name);
+    every_kind += row.kind == fault_kind::message_drop ? "=5%" : "=off";
+  }
+  EXPECT_EQ(text, every_kind);
   EXPECT_EQ(fault_kind_from_string("drop"), fault_kind::message_drop);
   EXPECT_EQ(fault_kind_from_string("peer_death"), fault_kind::peer_death);
   EXPECT_EQ(fault_kind_from_string("nope"), std::nullopt);
