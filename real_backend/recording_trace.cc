@@ -60,9 +60,9 @@ nlohmann::json recording_json(const scenarios::scenario_spec& spec, const real_o
                {"details", std::move(details)}};
   }
   json faults = json::object();
-  // A real run injects no fault: every kind a trace names when off, at 0 (spec/fault_kinds.h).
+  // A real run injects no fault: every kind at 0, named as a trace names it.
   for (const spec::fault_kind_row& row : spec::fault_kinds) {
-    if (row.traced_when_off) faults[std::string(row.trace_name)] = 0;
+    if (spec::named_in_trace(row, 0)) faults[std::string(row.trace_name)] = 0;
   }
   return json{{"format", spec::trace_format_name},
               {"version", spec::trace_format_version},

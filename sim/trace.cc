@@ -9,6 +9,7 @@
 #include <system_error>
 
 #include "spec/capped_read.h"
+#include "spec/fault_kinds.h"
 #include "spec/one_line.h"
 #include "spec/unique_keys.h"
 #include "spec/trace_format.h"
@@ -31,8 +32,7 @@ std::string display(const std::filesystem::path& path) { return spec::echoed(pat
 json fault_profile_json(const fault_profile& faults) {
   json object = json::object();
   for (std::size_t i = 0; i < fault_kind_count; ++i) {
-    // A kind added later is named only when on (spec/fault_kinds.h, traced_when_off).
-    if (faults.per_million[i] == 0 && !spec::fault_kinds[i].traced_when_off) continue;
+    if (!spec::named_in_trace(spec::fault_kinds[i], faults.per_million[i])) continue;
     object[to_string(static_cast<fault_kind>(i))] = faults.per_million[i];
   }
   // Written only when faults stop, so a profile without a stop reads as before.

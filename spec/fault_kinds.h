@@ -115,6 +115,13 @@ constexpr bool untraced_kinds_are_later() {
 static_assert(untraced_kinds_are_later(), "fault_kinds: traced_when_off false needs in_first_traces false");
 static_assert(static_cast<std::size_t>(fault_kind::late_status) + 1 == fault_kind_count);
 
+// Whether a trace's fault_profile names the kind at this level (per million): always when on,
+// and when off only if traces have always named it. The simulator's traces and the real
+// backend's recordings both write their profiles by this rule.
+constexpr bool named_in_trace(const fault_kind_row& row, std::uint32_t per_million) {
+  return per_million != 0 || row.traced_when_off;
+}
+
 // The kind's trace name.
 inline const char* to_string(fault_kind kind) { return row_of(kind).trace_name.data(); }
 std::optional<fault_kind> fault_kind_from_trace_name(std::string_view name);

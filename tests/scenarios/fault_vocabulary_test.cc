@@ -102,15 +102,27 @@ TEST(FaultVocabulary, EveryKindIsDrawnPrintedAndReadBackByName) {
   }
 }
 
-// A trace names a kind that is on, and a kind that is off only if traces always have: a kind
-// added later leaves the trace of every run without it byte for byte as it was.
+// A kind added later (traced_when_off false) is named in a trace only when on, so the trace of
+// every run without it stays byte for byte as it was; a kind traces have always named is
+// named when off too.
+TEST(FaultVocabulary, AKindAddedLaterIsNamedInATraceOnlyWhenOn) {
+  fault_kind_row later = fault_kinds.back();
+  later.in_first_traces = false;
+  later.traced_when_off = false;
+  EXPECT_FALSE(named_in_trace(later, 0));
+  EXPECT_TRUE(named_in_trace(later, 1));
+  later.traced_when_off = true;
+  EXPECT_TRUE(named_in_trace(later, 0));
+}
+
+// The simulator's trace writes its fault_profile by that rule, for every kind.
 TEST(FaultVocabulary, ATraceNamesAKindWhenOnAndWhenOffOnlyIfTracesAlwaysHave) {
   for (const fault_kind_row& row : fault_kinds) {
     const std::string name(row.trace_name);
     sim::trace t;
     t.kvsim_version = "test";
     t.scenario = nlohmann::json::object();
-    EXPECT_EQ(sim::to_json(t)["fault_profile"].contains(name), row.traced_when_off) << name;
+    EXPECT_EQ(sim::to_json(t)["fault_profile"].contains(name), named_in_trace(row, 0)) << name;
     t.faults.set(row.kind, 200'000);
     const nlohmann::json on = sim::to_json(t)["fault_profile"];
     ASSERT_TRUE(on.contains(name)) << name;
