@@ -13,7 +13,10 @@
 #include "core/prefill_rank.h"
 #include "scenarios/careless_caller.h"
 #include "scenarios/core_audit.h"
+#include "scenarios/late_status.h"
 #include "scenarios/pinned_pages.h"
+#include "scenarios/rank_batch.h"
+#include "scenarios/world_keys.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_assert.h"
 #include "sim/sim_liveness.h"
@@ -41,79 +44,16 @@ constexpr std::uint64_t choice_late_status_value = 0x1a7f;
 constexpr std::uint64_t heartbeat_us = 5;
 constexpr std::uint64_t teardown_us = 20;
 
-core::cluster_key world_key() {
-  core::cluster_key key;
-  for (std::size_t i = 0; i < key.bytes.size(); ++i) key.bytes[i] = static_cast<std::uint8_t>(0x5a ^ i);
-  return key;
-}
-
-// Each rank's life: a real rank draws it at random at every start (a decode rank's is its
-// issuer's epoch); the simulated ranks start once per run, so any distinct nonzero value per
-// rank is such a draw. Every rank knows every peer's life, as a bootstrap service tells it.
-std::uint64_t rank_life(rank_id rank) { return 0x6b7673696d000000ULL + rank + 1; }
-// The life a rank was in before it restarted: differs from every life of this run (those count
-// up from a fixed base; this flips the top bit).
-std::uint64_t earlier_life(rank_id rank) { return rank_life(rank) ^ (1ULL << 63); }
-
-// Every world of the process shares one cluster key, so each link's key is derived and its
-// HMAC states prepared once per thread (a constant, like the key: nothing of a run reaches it).
-// Keying HMAC per rank per run was 4% of a page42 search. The insider (an adversary) looks
-// up any link here, and a link as it was before one of its ends restarted; the ranks' own
-// keyrings are built below as the real backend builds them.
-// Under per_pair keying the key of a link is the pair's alone (`restarted` is then unused: no
-// recording crosses a connection).
-const core::link_macs& world_link_of_lives(link_keying keying, rank_id a, rank_id b,
-                                           std::optional<rank_id> restarted) {
-  thread_local std::map<std::tuple<link_keying, rank_id, rank_id, std::optional<rank_id>>,
-                        core::link_macs>
-      prepared;
-  const auto key = std::tuple{keying, std::min(a, b), std::max(a, b), restarted};
-  auto it = prepared.find(key);
-  if (it == prepared.end()) {
-    const auto life = [&](rank_id r) { return r == restarted ? earlier_life(r) : rank_life(r); };
-    const core::cluster_key link =
-        keying == link_keying::per_pair
-            ? core::derive_link_key(world_key(), a, b)
-            : core::derive_life_link_key(world_key(), a, life(a), b, life(b));
-    it = prepared.emplace(key, core::link_macs(link)).first;
-  }
-  return it->second;
-}
-const core::link_macs& world_link(link_keying keying, rank_id a, rank_id b) {
-  return world_link_of_lives(keying, a, b, std::nullopt);
-}
-const core::link_macs& world_link_before_restart(rank_id a, rank_id restarted) {
-  return world_link_of_lives(link_keying::per_life, a, restarted, restarted);
-}
-
-// The keys rank `self` holds: its links to every rank in `peers`, and no other, each bound to
-// the lives of both ends (per_life) or to the pair alone (per_pair). Built by the core's own
-// keyring constructors from the cluster key (as a real rank's start-up builds it), once per
-// thread for each (keying, rank, peers), and copied per run.
-core::link_keyring world_keyring(link_keying keying, rank_id self, const std::vector<rank_id>& peers) {
-  thread_local std::map<std::tuple<link_keying, rank_id, std::vector<rank_id>>, core::link_keyring> built;
-  auto it = built.find({keying, self, peers});
-  if (it == built.end()) {
-    std::vector<core::peer_life> lives;
-    for (rank_id peer : peers) lives.push_back({peer, rank_life(peer)});
-    const core::link_keyring ring = keying == link_keying::per_pair
-                                        ? core::link_keyring(self, world_key(), peers)
-                                        : core::link_keyring(self, rank_life(self), world_key(), lives);
-    it = built.emplace(std::tuple{keying, self, peers}, ring).first;
-  }
-  return it->second;
-}
-
 }  // namespace
 
 struct transfer_world::parts {
   struct prefill_rank_parts {
     prefill_rank_parts(parts& p, rank_id rank)
-        : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
+        : memory(p.world, rank, p.spec.topology.pages_of(rank), p.spec.topology.page_bytes),
           engine(p.world, rank, {}),
           core(rank, {engine, p.network.endpoint(rank), p.world.core_sink()},
                world_keyring(p.spec.topology.link_keys, rank, p.peers_of_prefill()),
-               core::prefill_rank_options{.pages_total = p.spec.topology.pages_per_rank,
+               core::prefill_rank_options{.pages_total = p.spec.topology.pages_of(rank),
                                           .order = p.spec.topology.allocation,
                                           .tombstones_max = p.spec.topology.tombstones,
                                           .v = p.variant}),
@@ -136,10 +76,10 @@ struct transfer_world::parts {
   };
   struct decode_rank_parts {
     decode_rank_parts(parts& p, rank_id rank)
-        : memory(p.world, rank, p.spec.topology.pages_per_rank, p.spec.topology.page_bytes),
+        : memory(p.world, rank, p.spec.topology.pages_of(rank), p.spec.topology.page_bytes),
           core(rank, {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
                world_keyring(p.spec.topology.link_keys, rank, p.peers_of_decode()),
-               core::decode_rank_options{.pages_total = p.spec.topology.pages_per_rank,
+               core::decode_rank_options{.pages_total = p.spec.topology.pages_of(rank),
                                          .order = p.spec.topology.allocation,
                                          .token_epoch = rank_life(rank),
                                          .v = p.variant}) {}
@@ -190,9 +130,15 @@ struct transfer_world::parts {
     for (const auto& [rank, part] : memories) {
       // A pinned request's pages are named (pages_allocated.exact): the ledger audit checks
       // the order of every other allocation of the rank against its free list.
-      world.emit(sim::ledger_created{rank, spec.topology.pages_per_rank, spec.topology.allocation});
+      world.emit(sim::ledger_created{rank, spec.topology.pages_of(rank), spec.topology.allocation});
     }
     for (rank_id p : prefill_ranks) world.emit(sim::lifetimes_created{p, spec.topology.tombstones});
+    // Ranks that serve many requests at once run each live request as an actor of the rank.
+    if (batching()) {
+      for (const auto& [rank, part] : memories) {
+        batches.emplace(rank, std::make_unique<rank_batch>(world, rank, spec.topology.concurrency));
+      }
+    }
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
       gates.push_back(std::make_unique<sim::gate>(world, "gate" + std::to_string(g)));
       const auto& gate_spec = spec.faults.gates[g];
@@ -200,6 +146,25 @@ struct transfer_world::parts {
         part->engine.hold(keys[gate_spec.request], *gates.back(), gate_spec.before_page);
       }
     }
+    spawn_actors();
+    world.add_quiescence_audit([this] {
+      for (const auto& [rank, part] : prefill) {
+        world.emit(audit_ledger(rank, part->ledger, keys));
+        for (sim::core_audited& audit :
+             audit_prefill(rank, part->sender, part->lifetimes, part->statuses, part->verifier, keys)) {
+          world.emit(std::move(audit));
+        }
+        for (const room_key& key : keys) read_status(rank, key);
+      }
+      for (const auto& [rank, part] : decode) {
+        world.emit(audit_ledger(rank, part->ledger, keys));
+        const std::vector<room_key> registered(part->registered.begin(), part->registered.end());
+        world.emit(audit_decode(rank, part->receiver, part->verifier, registered));
+      }
+    });
+  }
+
+  void spawn_actors() {
     // The schedulers live in their rank (every step may touch its books); the pollers
     // (bootstrap, heartbeat, late status writer, careless caller) spend most steps finding
     // nothing to do, so they declare their rank only where they touch it (sim/step_log.h)
@@ -222,21 +187,6 @@ struct transfer_world::parts {
         world.spawn({d, "careless", 0}, [this, d] { careless_loop(d, decode.at(d)->ledger); }, poller);
       }
     }
-    world.add_quiescence_audit([this] {
-      for (const auto& [rank, part] : prefill) {
-        world.emit(audit_ledger(rank, part->ledger, keys));
-        for (sim::core_audited& audit :
-             audit_prefill(rank, part->sender, part->lifetimes, part->statuses, part->verifier, keys)) {
-          world.emit(std::move(audit));
-        }
-        for (const room_key& key : keys) read_status(rank, key);
-      }
-      for (const auto& [rank, part] : decode) {
-        world.emit(audit_ledger(rank, part->ledger, keys));
-        const std::vector<room_key> registered(part->registered.begin(), part->registered.end());
-        world.emit(audit_decode(rank, part->receiver, part->verifier, registered));
-      }
-    });
   }
 
   // The ranks each side holds link keys for: the other side, and the cluster's insider.
@@ -366,34 +316,12 @@ struct transfer_world::parts {
       touch_rank(p);
       const room_key key =
           keys[world.choose(choice_late_status_room, static_cast<std::uint32_t>(keys.size()))];
-      const std::vector<core::kv_status> late = late_statuses(me, key);
+      const std::vector<core::kv_status> late = late_statuses(me.statuses.get(key), me.status_seen.contains(key));
       if (late.empty()) continue;
       const auto pick = world.choose(choice_late_status_value, static_cast<std::uint32_t>(late.size()));
       const core::status_update answer = me.statuses.update(key, late[pick]);
       world.emit(sim::status_written{p, key, late[pick], answer == core::status_update::applied});
     }
-  }
-
-  static std::vector<core::kv_status> late_statuses(const prefill_rank_parts& me, room_key key) {
-    using core::kv_status;
-    const std::optional<kv_status> now = me.statuses.get(key);
-    if (!now) {
-      if (me.status_seen.contains(key)) return {kv_status::failed};  // erased: a late failure
-      return {};
-    }
-    switch (*now) {
-      case kv_status::failed:
-      case kv_status::success:
-        return {kv_status::failed, kv_status::bootstrapping, kv_status::waiting_for_input,
-                kv_status::transferring, kv_status::success};
-      case kv_status::transferring:
-        return {kv_status::bootstrapping, kv_status::waiting_for_input, kv_status::transferring};
-      case kv_status::waiting_for_input:
-        return {kv_status::bootstrapping, kv_status::waiting_for_input};
-      case kv_status::bootstrapping:
-        return {kv_status::bootstrapping};
-    }
-    return {};
   }
 
   // --- prefill -------------------------------------------------------------------------
@@ -423,16 +351,66 @@ struct transfer_world::parts {
   }
 
   void prefill_scheduler(rank_id p) {
-    for (std::size_t r = 0; r < spec.requests.size(); ++r) {
-      // Aborted before it reached this rank: the engine drops it at admission (SGLang's
-      // prefill drops a request decode aborted while it waited in the bootstrap or waiting
-      // queue) and never opens its room. Its ABORT, whenever it lands, leaves a before-open
-      // tombstone that only a newer generation's open or the table's bound ends.
-      if (spec.requests[r].abort == abort_phase::before_admission) continue;
-      prefill_one(p, r);
+    if (batching()) {
+      batches.at(p)->serve(every_request(), [this](std::size_t r) { return admission_of(r); },
+                           [this, p](std::size_t r) { prefill_request(p, r); },
+                           [this, p] { stop_if_dead(p); });
+    } else {
+      for (std::size_t r = 0; r < spec.requests.size(); ++r) prefill_request(p, r);
     }
     world.touch(done_flag(p), sim::access::write);
     prefill.at(p)->scheduler_done = true;
+  }
+
+  void prefill_request(rank_id p, std::size_t r) {
+    // Aborted before it reached this rank: the engine drops it at admission (SGLang's
+    // prefill drops a request decode aborted while it waited in the bootstrap or waiting
+    // queue) and never opens its room. Its ABORT, whenever it lands, leaves a before-open
+    // tombstone that only a newer generation's open or the table's bound ends.
+    if (spec.requests[r].abort == abort_phase::before_admission) return;
+    prefill_one(p, r);
+  }
+
+  // --- many requests at once (topology.concurrency > 1) ---------------------------------
+  bool batching() const { return spec.topology.concurrency > 1; }
+
+  std::vector<std::size_t> every_request() const {
+    std::vector<std::size_t> order(spec.requests.size());
+    for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
+    return order;
+  }
+
+  rank_batch::admission admission_of(std::size_t r) const {
+    return {submit_at_us(r), spec.requests[r].after};
+  }
+
+  // A prefill rank that serves many requests takes a request's pages only once every decode
+  // rank has preallocated for it (SGLang's prefill bootstrap queue): a prefill pool held by
+  // requests that wait for decode pages, while decode's pool is held by requests that wait
+  // for prefill's transfers, would never drain. An ABORT ends the wait too (the sender's open
+  // then meets its tombstone).
+  void await_bootstrap(rank_id p, const room_key& key) {
+    prefill_rank_parts& me = *prefill.at(p);
+    while (me.metadata[key].size() < decode_ranks.size() && !me.aborts_seen.contains(key)) {
+      prefill_wait_news(p);
+    }
+  }
+
+  std::vector<page_index> take_source_pages(rank_id p, std::size_t r) {
+    prefill_rank_parts& me = *prefill.at(p);
+    std::vector<page_index> source;
+    const auto try_take = [&] {
+      auto allocated = me.ledger.allocate(keys[r], spec.requests[r].pages);
+      if (allocated) source = allocated.value();
+      return allocated.ok();
+    };
+    const auto idle = [&] { prefill_wait_us(p, poll_interval_us); };
+    if (batching()) {
+      batches.at(p)->take_pages(r, try_take, idle);
+    } else {
+      while (!try_take()) idle();
+    }
+    return source;
   }
 
   void prefill_one(rank_id p, std::size_t r) {
@@ -443,15 +421,8 @@ struct transfer_world::parts {
     if (const auto at = submit_at_us(r); at && world.now_us() < *at) {
       prefill_wait_us(p, *at - world.now_us());
     }
-    std::vector<page_index> source;
-    for (;;) {
-      auto allocated = me.ledger.allocate(key, req.pages);
-      if (allocated) {
-        source = allocated.value();
-        break;
-      }
-      prefill_wait_us(p, poll_interval_us);
-    }
+    if (batching()) await_bootstrap(p, key);
+    const std::vector<page_index> source = take_source_pages(p, r);
     for (std::uint32_t j = 0; j < source.size(); ++j) me.memory.write_canary(source[j], key, j);
     if (req.abort == abort_phase::before_open && req.origin == abort_origin::decode) {
       // The scenario's point: the ABORT reaches prefill before its sender for the room exists.
@@ -548,7 +519,12 @@ struct transfer_world::parts {
   // --- decode --------------------------------------------------------------------------
   void decode_scheduler(rank_id d) {
     decode_rank_parts& me = *decode.at(d);
-    for (std::size_t r = 0; r < spec.requests.size(); ++r) decode_one(d, r);
+    if (batching()) {
+      batches.at(d)->serve(every_request(), [this](std::size_t r) { return admission_of(r); },
+                           [this, d](std::size_t r) { decode_one(d, r); }, [] {});
+    } else {
+      for (std::size_t r = 0; r < spec.requests.size(); ++r) decode_one(d, r);
+    }
     open_pending_gates(me);
     // A quarantined request still waits for its drain-ACKs: the event loop keeps running
     // until they came (a late ACK confirms the quarantine and frees the pages), for as long
@@ -571,9 +547,10 @@ struct transfer_world::parts {
   }
 
   // --- pinned timelines (request_pin) ----------------------------------------------------
+  // When request r arrives: its pinned submission, or its arrival (requests[i].arrive_at_us).
   std::optional<std::uint64_t> submit_at_us(std::size_t r) const {
     const auto& pin = spec.requests[r].pin;
-    return pin ? pin->submit_at_us : std::nullopt;
+    return pin && pin->submit_at_us ? pin->submit_at_us : spec.requests[r].arrive_at_us;
   }
   std::optional<std::uint64_t> abort_at_us(std::size_t r) const {
     const auto& pin = spec.requests[r].pin;
@@ -704,6 +681,25 @@ struct transfer_world::parts {
     }
   }
 
+  void take_destination_pages(rank_id d, std::size_t r) {
+    decode_rank_parts& me = *decode.at(d);
+    const auto try_take = [&] {
+      return me.receiver.prealloc(keys[r], spec.requests[r].pages, prefill_ranks).has_value();
+    };
+    // The pool is full: keep the event loop running, so that a late drain-ACK of an
+    // earlier request (or a dead prefill rank's teardown) can give its pages back.
+    const auto idle = [&] {
+      receive_all(d);
+      me.receiver.check_peers();
+      world.wait_virtual(poll_interval_us);
+    };
+    if (batching()) {
+      batches.at(d)->take_pages(r, try_take, idle);
+    } else {
+      while (!try_take()) idle();
+    }
+  }
+
   void decode_one(rank_id d, std::size_t r) {
     decode_rank_parts& me = *decode.at(d);
     const request_spec& req = spec.requests[r];
@@ -712,13 +708,7 @@ struct transfer_world::parts {
     if (req.pin && !req.pin->decode_pages.empty()) {
       take_pinned_pages(d, r);
     } else {
-      while (!me.receiver.prealloc(key, req.pages, prefill_ranks)) {
-        // The pool is full: keep the event loop running, so that a late drain-ACK of an
-        // earlier request (or a dead prefill rank's teardown) can give its pages back.
-        receive_all(d);
-        me.receiver.check_peers();
-        world.wait_virtual(poll_interval_us);
-      }
+      take_destination_pages(d, r);
     }
     me.receiver.publish(key);
     me.registered.insert(key);
@@ -779,6 +769,7 @@ struct transfer_world::parts {
   std::map<rank_id, std::unique_ptr<prefill_rank_parts>> prefill;
   std::map<rank_id, std::unique_ptr<decode_rank_parts>> decode;
   std::vector<std::unique_ptr<sim::gate>> gates;
+  std::map<rank_id, std::unique_ptr<rank_batch>> batches;  // empty unless batching()
   careless_caller careless{world, keys, decode_ranks};
 };
 

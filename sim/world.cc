@@ -61,6 +61,16 @@ actor_id world::spawn(actor_name name, std::function<void()> body) {
   return spawn(std::move(name), std::move(body), home);
 }
 
+actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t home) {
+  return spawn_actor(std::move(name), std::move(body), home, 0);
+}
+
+actor_id world::spawn_on_strand(actor_name name, std::function<void()> body, std::uint32_t strand) {
+  KVSIM_SIM_ASSERT(strand != 0, "strand 0 means none");
+  const std::uint64_t home = object_token(object_kind::rank, name.rank);
+  return spawn_actor(std::move(name), std::move(body), home, strand);
+}
+
 namespace {
 
 // Room for one more element, grown as push_back would grow it, so that the push_back after
@@ -72,7 +82,8 @@ void make_room_for_one(std::vector<T>& v) {
 
 }  // namespace
 
-actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t home) {
+actor_id world::spawn_actor(actor_name name, std::function<void()> body, std::uint64_t home,
+                             std::uint32_t strand) {
   // Everything that can run out of memory comes first, before the world changes: the
   // record, the lists' room, and during a run the new fiber's stack and its place in the
   // ready set. A spawn that fails leaves no half-made actor behind (teardown would resume
@@ -92,6 +103,12 @@ actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t
     }
     record->created_at = running_ ? steps_ : 0;
     record->home = home;
+    record->strand = strand;
+    if (strand != 0) {
+      if (strands_.size() <= strand) strands_.resize(strand + 1);
+      make_room_for_one(strands_[strand].members);
+      ready_.make_room_for(id);  // so that giving the strand back never allocates
+    }
     make_room_for_one(names_);
     make_room_for_one(actors_);
     if (running_) {
@@ -103,6 +120,7 @@ actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t
     }
     names_.push_back(std::move(name));
     actors_.push_back(std::move(record));
+    if (strand != 0) strands_[strand].members.push_back(id);  // room taken above
     if (running_) {
       try {
         launch(id);
@@ -112,6 +130,7 @@ actor_id world::spawn(actor_name name, std::function<void()> body, std::uint64_t
         spawning_ = no_actor;
         KVSIM_SIM_ASSERT(actors_[id]->context == nullptr,
                          "a fiber failed after it was handed to the world");
+        if (strand != 0) strands_[strand].members.pop_back();
         actors_.pop_back();
         names_.pop_back();
         throw;
@@ -438,6 +457,16 @@ bool world::advance_time() {
 void world::set_state(actor_id id, actor_state next) {
   actor_record& actor = *actors_[id];
   const actor_state previous = actor.state;
+  // Ready while another actor of its strand runs: parked until that one blocks or returns.
+  // Teardown unwinds everyone, strands or not.
+  if (next == actor_state::ready && actor.strand != 0 && !cancelling_) {
+    const actor_id holder = strands_[actor.strand].holder;
+    if (holder != no_actor && holder != id) next = actor_state::parked;
+  }
+  if (previous == actor_state::running && actor.strand != 0 && !cancelling_ &&
+      (next == actor_state::blocked || next == actor_state::finished)) {
+    give_strand_back(id);
+  }
   // The room an insert below needs, before anything changes: short of memory, this throws
   // with the actor, the ready set and the timers still in agreement.
   if (next == actor_state::ready) ready_.make_room_for(id);
@@ -471,120 +500,30 @@ void world::set_state(actor_id id, actor_state next) {
   }
 }
 
-std::string world::actor_line(actor_id id) const {
-  const actor_record& actor = *actors_[id];
-  std::string line = to_string(actor.name);
-  switch (actor.state) {
-    case actor_state::created:
-      return line + " has not started";
-    case actor_state::ready:
-      return line + " is ready to run";
-    case actor_state::running:
-      return line + " is running";
-    case actor_state::blocked:
-      line += " waits on " + describe(actor.waiting_on);
-      if (actor.wake_at_us && actor.waiting_on.kind != wait_kind::sleep) {
-        line += " (or until t=" + std::to_string(*actor.wake_at_us) + "us)";
-      }
-      return line;
-    case actor_state::finished:
-      return line + " has returned";
+void world::take_strand(actor_id id) {
+  strand_record& strand = strands_[actors_[id]->strand];
+  if (strand.holder == id) return;  // preempted at a step and chosen again: still its turn
+  KVSIM_SIM_ASSERT(strand.holder == no_actor, "an actor runs while another holds its strand");
+  strand.holder = id;
+  for (const actor_id member : strand.members) {
+    actor_record& other = *actors_[member];
+    if (member == id || other.state != actor_state::ready) continue;
+    ready_.erase(member);
+    other.state = actor_state::parked;
   }
-  return line;
 }
 
-std::vector<std::string> world::stuck_evidence() const {
-  std::vector<std::string> lines;
-  for (const auto& explain : wait_explainers_) {
-    for (std::string& line : explain()) lines.push_back(std::move(line));
+void world::give_strand_back(actor_id id) {
+  strand_record& strand = strands_[actors_[id]->strand];
+  KVSIM_SIM_ASSERT(strand.holder == id, "only the actor that runs on a strand gives it back");
+  strand.holder = no_actor;
+  for (const actor_id member : strand.members) {
+    actor_record& other = *actors_[member];
+    if (other.state != actor_state::parked) continue;
+    ready_.make_room_for(member);
+    ready_.insert(member);
+    other.state = actor_state::ready;
   }
-  if (!deliveries_.empty()) {
-    std::uint64_t next_us = deliveries_.begin()->second.ready_at_us;
-    for (const auto& [id, delivery] : deliveries_) next_us = std::min(next_us, delivery.ready_at_us);
-    lines.push_back(std::to_string(deliveries_.size()) +
-                    " deliveries pending, the next due at t=" + std::to_string(next_us) + "us");
-  }
-  // What the world last did by itself and what the core last decided: where a stuck run
-  // stopped moving. Then the tail of the log, for the order of the last steps.
-  const auto last_of = [this](auto is_kind) -> const sim_event* {
-    for (auto it = events_.rbegin(); it != events_.rend(); ++it) {
-      if (is_kind(it->body)) return &*it;
-    }
-    return nullptr;
-  };
-  if (const sim_event* e = last_of([](const sim_event_body& b) {
-        return std::holds_alternative<message_delivered>(b);
-      })) {
-    lines.push_back("last delivery: " + describe(*e, names_));
-  }
-  if (const sim_event* e = last_of([](const sim_event_body& b) {
-        return std::holds_alternative<core_decided>(b);
-      })) {
-    lines.push_back("last core decision: " + describe(*e, names_));
-  }
-  const std::size_t recent = std::min(events_.size(), stuck_recent_events);
-  for (std::size_t i = events_.size() - recent; i < events_.size(); ++i) {
-    lines.push_back("recent: " + describe(events_[i], names_));
-  }
-  for (const checker* c : checkers_) {
-    for (std::string& line : c->still_open()) lines.push_back(std::move(line));
-  }
-  return lines;
-}
-
-void world::stop_with_deadlock() {
-  finding f{"deadlock", "", {}, {}};
-  std::string waiting;
-  for (actor_id id = 0; id < actors_.size(); ++id) {
-    const actor_record& actor = *actors_[id];
-    if (actor.state == actor_state::blocked) {
-      // Stuck in a collective that a peer never entered: DOMAIN.md I5 (every rank of a group
-      // enters the same collectives in the same order), shown by the wait-for graph.
-      if (actor.waiting_on.kind == wait_kind::collective) f.invariant = "I5";
-      if (!waiting.empty()) waiting += "; ";
-      waiting += actor_line(id);
-    }
-    if (actor.state == actor_state::blocked || actor.state == actor_state::finished) {
-      f.details.push_back(actor_line(id));
-    }
-  }
-  for (std::string& line : stuck_evidence()) f.details.push_back(std::move(line));
-  f.message = (f.invariant == "I5" ? "I5: " : "") + std::string("deadlock at step ") + std::to_string(steps_) + ", t=" + std::to_string(now_us_) +
-              "us: nothing can run; " + waiting;
-  stop_with(std::move(f));
-}
-
-// The step limit: something kept running without the run ever ending. The finding says who
-// was still live and on what each waited, what happened last and what was left unfinished.
-void world::stop_with_livelock() {
-  finding f{"livelock", "", {}, {}};
-  std::optional<finding> judged;
-  for (checker* c : checkers_) {
-    if ((judged = c->at_step_limit(steps_, now_us_))) break;
-  }
-  std::string live;
-  std::size_t returned = 0;
-  for (actor_id id = 0; id < actors_.size(); ++id) {
-    if (actors_[id]->state == actor_state::finished) {
-      ++returned;
-      continue;
-    }
-    if (!live.empty()) live += "; ";
-    live += actor_line(id);
-    f.details.push_back(actor_line(id));
-  }
-  if (returned > 0) f.details.push_back(std::to_string(returned) + " actors have returned");
-  for (std::string& line : stuck_evidence()) f.details.push_back(std::move(line));
-  f.message = "livelock: no quiescence within the step limit of " +
-              std::to_string(config_.step_limit) + " steps (t=" + std::to_string(now_us_) +
-              "us); " + live;
-  if (judged) {
-    // The checker's judgement names the finding; the livelock is how the run showed it.
-    judged->details.push_back(f.message);
-    for (std::string& line : f.details) judged->details.push_back(std::move(line));
-    f = std::move(*judged);
-  }
-  stop_with(std::move(f));
 }
 
 actor_id world::finish_running() {
@@ -747,6 +686,7 @@ actor_id world::decide_next() {
     }
     fence_pending_ = false;
     set_state(id, actor_state::running);
+    if (actors_[id]->strand != 0) take_strand(id);
     current_ = id;
     return id;
   }

@@ -82,6 +82,13 @@ class world {
   // what it declares (a poller that declares its rank where it touches it).
   actor_id spawn(actor_name name, std::function<void()> body, std::uint64_t home);
   static constexpr std::uint64_t no_home = 0;
+  // An actor of its rank on `strand` (nonzero): actors of one strand run one at a time from
+  // one blocking wait to the next, as coroutines of one thread do (Asio's strands: handlers
+  // of a strand never run concurrently). A rank's scheduler serving many requests is one
+  // thread; each request an actor of its strand, so a request's core call never interleaves
+  // with another's, while everything else (network, transfers, other threads) still
+  // preempts it at every step.
+  actor_id spawn_on_strand(actor_name name, std::function<void()> body, std::uint32_t strand);
   // Fed the events of c.subscriptions() (asked now), after the checkers added before it.
   void add_checker(checker& c);
   // Lines for the wait-for graph of a deadlock (e.g. a collective group's arrivals).
@@ -161,7 +168,8 @@ class world {
  private:
   friend class scheduling_algorithm;
 
-  enum class actor_state : std::uint8_t { created, ready, running, blocked, finished };
+  // parked: ready, but another actor of its strand runs (it has not blocked since it began).
+  enum class actor_state : std::uint8_t { created, ready, running, blocked, finished, parked };
 
   struct actor_record {
     actor_name name;
@@ -176,6 +184,7 @@ class world {
     std::uint64_t thread = 0;      // stable identity (thread_of)
     std::uint64_t created_at = 0;  // the step that spawned it (0: before the run)
     std::uint64_t home = 0;        // the object every step of it writes (its rank by default)
+    std::uint32_t strand = 0;      // 0: none (spawn_on_strand)
   };
 
   struct pending_delivery {
@@ -241,6 +250,18 @@ class world {
   // Every state change goes through here, so the ready list, the timers and the count of
   // unfinished actors never disagree with the actor records.
   void set_state(actor_id id, actor_state next);
+  // Strands: who runs on each (no_actor: nobody), and its members. An actor chosen to run
+  // takes its strand and parks the strand's other ready actors; blocking or returning gives
+  // the strand back and makes them ready again.
+  actor_id spawn_actor(actor_name name, std::function<void()> body, std::uint64_t home,
+                       std::uint32_t strand);
+  void take_strand(actor_id id);
+  void give_strand_back(actor_id id);
+  struct strand_record {
+    actor_id holder = no_actor;
+    std::vector<actor_id> members;
+  };
+  std::vector<strand_record> strands_;  // by strand id
   void feed_checkers();
   // A core decision that changes who owns pages (an allocation, a free, a lease) writes
   // those pages (sim/step_log.h): whether a copy or an I/O write into a page came before or

@@ -21,10 +21,12 @@ std::vector<core::page_index> decode_pages(const json_reader& in, const json& va
   for (std::size_t i = 0; i < value.size(); ++i) {
     const std::string page_path = element_path(path, i);
     const std::uint32_t page = in.u32(value[i], page_path, 0);
-    if (page >= topology.pages_per_rank) {
+    if (page >= topology.smallest_pool()) {
       in.fail_field(catalogue_problem::out_of_range, page_path,
-                    "must be a page of the pool, below topology.pages_per_rank = " +
-                        std::to_string(topology.pages_per_rank) + " (got " +
+                    (topology.pages_by_rank.empty()
+                         ? "must be a page of the pool, below topology.pages_per_rank = "
+                         : "must be a page of every pool, below the smallest of topology.pages_by_rank, ") +
+                        std::to_string(topology.smallest_pool()) + " (got " +
                         std::to_string(page) + ")");
     }
     if (std::find(pages.begin(), pages.end(), page) != pages.end()) {

@@ -11,6 +11,7 @@
 #include "spec/catalogue.h"
 #include "spec/probe_names.h"
 #include "spec/json_reader.h"
+#include "spec/load_parser.h"
 #include "spec/pin_parser.h"
 #include "spec/scenario_caps.h"
 #include "spec/scenario_names.h"
@@ -67,8 +68,8 @@ class scenario_parser {
       in_.set_prefix(where_ + ": " + scenario_label(given->get<std::string>()));
     }
     in_.only_keys(scenario_, "",
-                  {"name", "description", "kind", "topology", "requests", "faults", "expect",
-                   "expect_probes", "step_limit", "heal_bound_us"});
+                  {"name", "description", "kind", "topology", "requests", "load", "faults",
+                   "expect", "expect_probes", "step_limit", "heal_bound_us"});
     scenario_spec spec;
     spec.name = name();
     if (const json* text = json_reader::optional(scenario_, "description")) {
@@ -82,6 +83,11 @@ class scenario_parser {
         in_.one_of(in_.required(scenario_, "", "kind"), "kind", kind_names));
     spec.topology = topology(in_.required(scenario_, "", "topology"));
     spec.requests = requests(in_.required(scenario_, "", "requests"), spec.topology);
+    if (const json* load = json_reader::optional(scenario_, "load")) {
+      for (request_spec& r : parse_load(in_, *load, spec.requests, spec.topology)) {
+        spec.requests.push_back(std::move(r));
+      }
+    }
     check_world_size(spec);
     const json* faults_json = json_reader::optional(scenario_, "faults");
     if (faults_json != nullptr) spec.faults = faults(*faults_json, spec);
@@ -99,6 +105,7 @@ class scenario_parser {
       spec.heal_bound_us = in_.u64(*value, "heal_bound_us", 1);
     }
     check_pins(in_, spec);
+    check_load(in_, spec);
     return spec;
   }
 
@@ -129,7 +136,8 @@ class scenario_parser {
     in_.object(value, path);
     in_.only_keys(value, path,
                   {"prefill_ranks", "decode_ranks", "attention_group", "pages_per_rank",
-                   "page_bytes", "tombstones", "allocation", "link_keys"});
+                   "page_bytes", "tombstones", "allocation", "link_keys", "concurrency",
+                   "pages_by_rank"});
     topology_spec t;
     const auto read = [&](const char* key, std::uint32_t& field, std::uint32_t min,
                           std::uint32_t max) {
@@ -153,13 +161,20 @@ class scenario_parser {
       t.link_keys = static_cast<link_keying>(
           in_.one_of(*keying, member_path(path, "link_keys"), link_keying_names));
     }
+    read("concurrency", t.concurrency, 1, static_cast<std::uint32_t>(caps::requests_max));
+    if (const json* pools = json_reader::optional(value, "pages_by_rank")) {
+      t.pages_by_rank = parse_pages_by_rank(in_, *pools, member_path(path, "pages_by_rank"),
+                                            t.prefill_ranks + t.decode_ranks);
+    }
     return t;
   }
 
   std::vector<request_spec> requests(const json& value, const topology_spec& topology) const {
     in_.array(value, "requests");
-    if (value.empty()) {
-      in_.fail_field(catalogue_problem::out_of_range, "requests", "must list at least one request");
+    // A scenario with a load may list none: the load adds its own.
+    if (value.empty() && json_reader::optional(scenario_, "load") == nullptr) {
+      in_.fail_field(catalogue_problem::out_of_range, "requests",
+                     "must list at least one request (or the scenario a load)");
     }
     if (value.size() > caps::requests_max) {
       in_.fail_field(catalogue_problem::out_of_range, "requests",
@@ -179,15 +194,16 @@ class scenario_parser {
     in_.object(value, path);
     in_.only_keys(value, path,
                   {"room", "pages", "chunks", "siblings", "abort", "origin", "abort_from", "after",
-                   "pin"});
+                   "pin", "arrive_at_us"});
     request_spec r;
     r.room = in_.u64(in_.required(value, path, "room"), at("room"), 0);
     const json* pages = json_reader::optional(value, "pages");
     if (pages != nullptr) r.pages = in_.u32(*pages, at("pages"), 1);
-    if (r.pages > topology.pages_per_rank) {
+    if (r.pages > topology.smallest_pool()) {
       in_.fail_field(catalogue_problem::out_of_range, at("pages"),
-                     "must be at most topology.pages_per_rank = " +
-                         std::to_string(topology.pages_per_rank) + got(pages, r.pages));
+                     (topology.pages_by_rank.empty() ? "must be at most topology.pages_per_rank = "
+                                                     : "must fit the smallest of topology.pages_by_rank, ") +
+                         std::to_string(topology.smallest_pool()) + got(pages, r.pages));
     }
     if (const json* chunks = json_reader::optional(value, "chunks")) {
       r.chunks = below(*chunks, at("chunks"), 1, r.pages + std::uint64_t{1},
@@ -213,6 +229,9 @@ class scenario_parser {
                                  : "must name an earlier request, an index below " +
                                        std::to_string(index));
     }
+    if (const json* arrive = json_reader::optional(value, "arrive_at_us")) {
+      r.arrive_at_us = in_.integer(*arrive, at("arrive_at_us"), 0, caps::pinned_time_max_us);
+    }
     check_abort_fields(r, path);
     if (const json* pin = json_reader::optional(value, "pin")) {
       r.pin = parse_pin(in_, *pin, at("pin"), r, topology);
@@ -231,13 +250,22 @@ class scenario_parser {
         transfer ? "(prefill_ranks + decode_ranks)" : "attention_group";
     // Within the fields' own caps no product below overflows: 128 x 512 x 2^20 = 2^36 bytes,
     // 1024 x 512 x 64 x 64 x 64 = 2^37 transfers, 1024 x 512 x 2^20 x 64 x 64 = 2^51 bytes.
-    const std::uint64_t bytes = ranks * t.pages_per_rank * t.page_bytes;
+    std::uint64_t pages = ranks * t.pages_per_rank;
+    if (!t.pages_by_rank.empty()) {
+      pages = 0;
+      for (const std::uint32_t pool : t.pages_by_rank) pages += pool;
+    }
+    const std::uint64_t bytes = pages * t.page_bytes;
     if (bytes > caps::world_bytes_max) {
+      const std::string pools = t.pages_by_rank.empty()
+                                    ? ranks_named + " x pages_per_rank x page_bytes = " +
+                                          std::to_string(ranks) + " x " +
+                                          std::to_string(t.pages_per_rank) + " x "
+                                    : "the pages of topology.pages_by_rank x page_bytes = " +
+                                          std::to_string(pages) + " x ";
       in_.fail_field(catalogue_problem::out_of_range, "topology",
-                     "asks for " + ranks_named + " x pages_per_rank x page_bytes = " +
-                         std::to_string(ranks) + " x " + std::to_string(t.pages_per_rank) + " x " +
-                         std::to_string(t.page_bytes) + " = " + std::to_string(bytes) +
-                         " bytes of simulated memory, more than " +
+                     "asks for " + pools + std::to_string(t.page_bytes) + " = " +
+                         std::to_string(bytes) + " bytes of simulated memory, more than " +
                          std::to_string(caps::world_bytes_max) + " (256 MiB)");
     }
     const std::uint64_t pairs =

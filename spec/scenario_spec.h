@@ -47,6 +47,27 @@ struct topology_spec {
   // shape: a freed page goes to the back of the free list and comes back later).
   core::allocation_order allocation = core::allocation_order::lifo;
   link_keying link_keys = link_keying::per_life;
+  // transfer: how many requests each rank's scheduler serves at once. 1: one after another, in
+  // the order listed (the seed's worlds). More: each rank admits arrivals in order up to this
+  // many live requests, each request's steps interleaving with the others' as a scheduler's
+  // ticks over its batch do, and a request waits for pages in the rank's queue when its pool
+  // is short.
+  std::uint32_t concurrency = 1;
+  // transfer: each rank's pool in pages, in rank order (the prefill ranks, then the decode
+  // ranks); empty: pages_per_rank for every rank. Ranks of one deployment differ (a decode
+  // rank that serves longer contexts, a prefill rank with a larger cache).
+  std::vector<std::uint32_t> pages_by_rank;
+
+  std::uint32_t pages_of(core::rank_id rank) const {
+    return pages_by_rank.empty() ? pages_per_rank : pages_by_rank[rank];
+  }
+  // The smallest pool of any rank: a request larger than this could never be served there.
+  std::uint32_t smallest_pool() const {
+    if (pages_by_rank.empty()) return pages_per_rank;
+    std::uint32_t least = pages_by_rank.front();
+    for (const std::uint32_t pages : pages_by_rank) least = pages < least ? pages : least;
+    return least;
+  }
 
   friend bool operator==(const topology_spec&, const topology_spec&) = default;
 };
@@ -78,6 +99,9 @@ struct request_spec {
   std::vector<core::rank_id> abort_from;  // decode ranks that abort (MLA fan-out, B6); empty: all
   std::optional<std::uint32_t> after;     // index of a request that must end before this starts
   std::optional<request_pin> pin;         // a timeline from a log (transfer only); empty: none
+  // When the request arrives at every rank, in virtual time (transfer only); empty: at the
+  // start. A scenario's `load` block sets it for each request it adds.
+  std::optional<std::uint64_t> arrive_at_us;
 
   friend bool operator==(const request_spec&, const request_spec&) = default;
 };

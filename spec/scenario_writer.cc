@@ -21,6 +21,8 @@ json topology_json(const topology_spec& t) {
     out["allocation"] = detail::to_string(t.allocation);
   }
   if (t.link_keys != link_keying::per_life) out["link_keys"] = detail::to_string(t.link_keys);
+  if (t.concurrency != 1) out["concurrency"] = t.concurrency;
+  if (!t.pages_by_rank.empty()) out["pages_by_rank"] = t.pages_by_rank;
   return out;
 }
 
@@ -43,6 +45,7 @@ json request_json(const request_spec& r) {
   if (r.abort) out["abort"] = to_string(*r.abort);
   if (r.after) out["after"] = *r.after;
   if (r.pin) out["pin"] = pin_json(*r.pin);
+  if (r.arrive_at_us) out["arrive_at_us"] = *r.arrive_at_us;
   return out;
 }
 
