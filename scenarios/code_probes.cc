@@ -100,7 +100,30 @@ void probe_counter::token_refused(core::rank_id rank, const core::token_rejected
   }
 }
 
+// A rank serving many requests at once: rooms open side by side, and pools run short.
+void probe_counter::observe_batching(const core::event& e) {
+  const core::rank_id rank = e.rank;
+  std::visit(
+      overloaded{
+          [&](const core::room_opened& o) {
+            std::set<core::room_key>& open = rooms_open_[rank];
+            if (!open.empty()) hit(probe::rooms_open_together);
+            open.insert(o.key);
+          },
+          [&](const core::request_finished& f) {
+            if (const auto it = rooms_open_.find(rank); it != rooms_open_.end()) it->second.erase(f.key);
+          },
+          [&](const core::allocation_refused& r) { refused_pages_.insert({rank, r.owner}); },
+          [&](const core::pages_allocated& a) {
+            if (refused_pages_.erase({rank, a.owner}) != 0) hit(probe::pool_exhausted_recovered);
+          },
+          [](const auto&) {},
+      },
+      e.body);
+}
+
 void probe_counter::observe_core(const core::event& e) {
+  observe_batching(e);
   const core::rank_id rank = e.rank;
   std::visit(
       overloaded{

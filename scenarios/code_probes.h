@@ -42,6 +42,7 @@ class probe_counter {
   };
   void hit(probe p) { ++hits_[static_cast<std::size_t>(p)]; }
   void observe_core(const core::event& e);
+  void observe_batching(const core::event& e);
   void token_refused(core::rank_id rank, const core::token_rejected& t);
   bool copy_half_done(const core::room_key& key) const;
 
@@ -54,6 +55,8 @@ class probe_counter {
   std::map<std::pair<core::rank_id, core::lease_id>, core::lease_role> lease_roles_;
   std::set<core::rank_id> drained_before_barrier_;  // drained an active read, barrier pending
   std::set<std::pair<core::rank_id, core::room_key>> reads_cut_short_;
+  std::set<std::pair<core::rank_id, core::room_key>> refused_pages_;  // waiting for a pool
+  std::map<core::rank_id, std::set<core::room_key>> rooms_open_;      // opened, not finished
 };
 
 probe_hits count_probes(const std::vector<sim::sim_event>& events);

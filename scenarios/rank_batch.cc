@@ -26,11 +26,16 @@ void rank_batch::serve(const std::vector<std::size_t>& order,
       world_.wait_virtual(*rule.arrive_at_us - world_.now_us());
       after_wait();
     }
-    while (live_ >= concurrency_ || (rule.after && !ended(*rule.after))) {
+    const auto waits_for_another = [&] {
+      return std::any_of(rule.after.begin(), rule.after.end(),
+                         [&](std::size_t earlier) { return !ended(earlier); });
+    };
+    while (live_ >= concurrency_ || waits_for_another()) {
       changed_.wait();
       after_wait();
     }
     ++live_;
+    if (rule.takes_pages_in_turn) page_queue_.insert(r);
     // serve_one is copied: a rank that dies ends this scheduler while its requests still run.
     world_.spawn_on_strand({rank_, "request", static_cast<std::uint32_t>(r)}, [this, r, serve_one] {
       try {
@@ -57,14 +62,14 @@ void rank_batch::request_ended(std::size_t r) {
 
 void rank_batch::take_pages(std::size_t r, const std::function<bool()>& try_take,
                             const std::function<void()>& idle) {
-  page_queue_.push_back(r);
-  while (page_queue_.front() != r) page_turn_.wait();
+  KVSIM_SIM_ASSERT(page_queue_.contains(r), "a request takes pages in turn only if admitted so");
+  while (*page_queue_.begin() != r) page_turn_.wait();
   while (!try_take()) idle();
   leave_page_queue(r);
 }
 
 void rank_batch::leave_page_queue(std::size_t r) {
-  const auto it = std::find(page_queue_.begin(), page_queue_.end(), r);
+  const auto it = page_queue_.find(r);
   if (it == page_queue_.end()) return;
   const bool was_head = it == page_queue_.begin();
   page_queue_.erase(it);

@@ -5,8 +5,12 @@
 // and each live request runs as an actor of the rank, so its steps (allocate, publish, poll,
 // abort, finish, free) interleave with the other live requests' in whatever order the search
 // picks, within one poll period (a tick) and across them. A request that needs pages waits its
-// turn in the rank's queue, first come first served, as SGLang's decode prealloc queue and
-// prefill waiting queue do: the head retries each tick until its pool can serve it.
+// turn in the rank's queue in arrival order, as SGLang's decode prealloc queue and prefill
+// waiting queue do: the head retries each tick until its pool can serve it. Arrival order, not
+// the order requests happen to ask: ranks that serve the same requests (the decode ranks of a
+// fan-out, the prefill ranks of one request) then give their pools to them in the same order,
+// as an engine's tensor-parallel ranks do in lockstep; two ranks that each gave a request's
+// pages to a different request first would each wait for the other forever.
 //
 // The requests of a rank are coroutines of one thread: between two of its waits a request runs
 // alone among them (a strand), as a scheduler's loop body does, while the network, the
@@ -15,7 +19,6 @@
 // actor of the rank, whose every step writes the rank (sim/step_log.h).
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <set>
@@ -30,11 +33,12 @@ namespace kvsim::scenarios {
 
 class rank_batch {
  public:
-  // When a request may start on this rank: not before it arrives, and not before the request
-  // it comes after ended here.
+  // When a request may start on this rank: not before it arrives, and not before each of the
+  // requests it comes after ended here.
   struct admission {
     std::optional<std::uint64_t> arrive_at_us;
-    std::optional<std::size_t> after;
+    std::vector<std::size_t> after;
+    bool takes_pages_in_turn = true;  // false: it takes none, or pages named for it (a pin)
   };
 
   rank_batch(sim::world& w, core::rank_id rank, std::uint32_t concurrency);
@@ -49,9 +53,10 @@ class rank_batch {
              const std::function<void(std::size_t)>& serve_one,
              const std::function<void()>& after_wait);
 
-  // From request r's actor: waits for r's turn at the head of the rank's page queue, then
-  // calls `try_take` until it succeeds, with `idle` (the event loop and a poll's wait)
-  // between tries; the next request's turn comes once r has its pages.
+  // From request r's actor (admitted with takes_pages_in_turn): waits until no earlier
+  // request waits for pages here, then calls `try_take` until it succeeds, with `idle` (the
+  // event loop and a poll's wait) between tries; the next request's turn comes once r has
+  // its pages, or ended without them.
   void take_pages(std::size_t r, const std::function<bool()>& try_take,
                   const std::function<void()>& idle);
 
@@ -70,7 +75,7 @@ class rank_batch {
   std::uint32_t strand_;
   std::size_t live_ = 0;
   std::set<std::size_t> ended_;
-  std::deque<std::size_t> page_queue_;  // requests waiting for pages, in arrival order
+  std::set<std::size_t> page_queue_;  // admitted requests still to take pages, by arrival
   sim::wait_queue changed_;            // the scheduler waits here for a place in the batch
   sim::wait_queue page_turn_;          // requests wait here for the head of the page queue
 };

@@ -16,6 +16,7 @@
 #include "scenarios/late_status.h"
 #include "scenarios/pinned_pages.h"
 #include "scenarios/rank_batch.h"
+#include "scenarios/transfer_admission.h"
 #include "scenarios/world_keys.h"
 #include "sim/kv_memory.h"
 #include "sim/sim_assert.h"
@@ -352,7 +353,7 @@ struct transfer_world::parts {
 
   void prefill_scheduler(rank_id p) {
     if (batching()) {
-      batches.at(p)->serve(every_request(), [this](std::size_t r) { return admission_of(r); },
+      batches.at(p)->serve(every_request(spec), [this](std::size_t r) { return prefill_admission(spec, r); },
                            [this, p](std::size_t r) { prefill_request(p, r); },
                            [this, p] { stop_if_dead(p); });
     } else {
@@ -374,24 +375,15 @@ struct transfer_world::parts {
   // --- many requests at once (topology.concurrency > 1) ---------------------------------
   bool batching() const { return spec.topology.concurrency > 1; }
 
-  std::vector<std::size_t> every_request() const {
-    std::vector<std::size_t> order(spec.requests.size());
-    for (std::size_t r = 0; r < order.size(); ++r) order[r] = r;
-    return order;
-  }
-
-  rank_batch::admission admission_of(std::size_t r) const {
-    return {submit_at_us(r), spec.requests[r].after};
-  }
-
   // A prefill rank that serves many requests takes a request's pages only once every decode
   // rank has preallocated for it (SGLang's prefill bootstrap queue): a prefill pool held by
   // requests that wait for decode pages, while decode's pool is held by requests that wait
-  // for prefill's transfers, would never drain. An ABORT ends the wait too (the sender's open
-  // then meets its tombstone).
+  // for prefill's transfers, would never drain. A genuine ABORT ends the wait too (the room is
+  // tombstoned, and the sender's open meets the tombstone); a forged one is refused by the
+  // core and ends nothing, or an adversary could make prefill take pages early.
   void await_bootstrap(rank_id p, const room_key& key) {
     prefill_rank_parts& me = *prefill.at(p);
-    while (me.metadata[key].size() < decode_ranks.size() && !me.aborts_seen.contains(key)) {
+    while (me.metadata[key].size() < decode_ranks.size() && !me.lifetimes.is_closed(key)) {
       prefill_wait_news(p);
     }
   }
@@ -520,7 +512,7 @@ struct transfer_world::parts {
   void decode_scheduler(rank_id d) {
     decode_rank_parts& me = *decode.at(d);
     if (batching()) {
-      batches.at(d)->serve(every_request(), [this](std::size_t r) { return admission_of(r); },
+      batches.at(d)->serve(every_request(spec), [this](std::size_t r) { return decode_admission(spec, r); },
                            [this, d](std::size_t r) { decode_one(d, r); }, [] {});
     } else {
       for (std::size_t r = 0; r < spec.requests.size(); ++r) decode_one(d, r);
@@ -547,11 +539,7 @@ struct transfer_world::parts {
   }
 
   // --- pinned timelines (request_pin) ----------------------------------------------------
-  // When request r arrives: its pinned submission, or its arrival (requests[i].arrive_at_us).
-  std::optional<std::uint64_t> submit_at_us(std::size_t r) const {
-    const auto& pin = spec.requests[r].pin;
-    return pin && pin->submit_at_us ? pin->submit_at_us : spec.requests[r].arrive_at_us;
-  }
+  std::optional<std::uint64_t> submit_at_us(std::size_t r) const { return arrival_us(spec.requests[r]); }
   std::optional<std::uint64_t> abort_at_us(std::size_t r) const {
     const auto& pin = spec.requests[r].pin;
     return pin ? pin->abort_at_us : std::nullopt;

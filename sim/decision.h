@@ -46,6 +46,10 @@ struct decision_request {
   // schedule, in worlds that keep a step log: the steps so far (the last one just ended).
   const step_log* steps = nullptr;
   bool after_fence = false;  // schedule: virtual time advanced since the last step
+  // schedule, in worlds that keep a step log: the stable identities of actors that are ready
+  // but parked behind another actor of their strand (sim::world::spawn_on_strand), so not
+  // options here; they become options once that actor waits.
+  std::span<const std::uint64_t> parked;
 };
 
 // The stable 64-bit digest of a decision list (FNV-1a over its fields): equal lists, equal

@@ -466,6 +466,8 @@ void world::set_state(actor_id id, actor_state next) {
   if (previous == actor_state::running && actor.strand != 0 && !cancelling_ &&
       (next == actor_state::blocked || next == actor_state::finished)) {
     give_strand_back(id);
+    // A strand's walks (take, give back, the parked list) stay as long as its live members.
+    if (next == actor_state::finished) std::erase(strands_[actor.strand].members, id);
   }
   // The room an insert below needs, before anything changes: short of memory, this throws
   // with the actor, the ready set and the timers still in agreement.
@@ -596,6 +598,12 @@ void world::list_options() {
     subjects_.push_back(delivery_bit | id);
     if (config_.record_steps) threads_.push_back(deliveries_.at(id).thread);
   }
+  if (!config_.record_steps) return;
+  for (const strand_record& strand : strands_) {
+    for (const actor_id member : strand.members) {
+      if (actors_[member]->state == actor_state::parked) parked_.push_back(actors_[member]->thread);
+    }
+  }
 }
 
 std::uint64_t world::choose_option(bool listed, std::size_t option_count) {
@@ -607,6 +615,7 @@ std::uint64_t world::choose_option(bool listed, std::size_t option_count) {
   request.threads = threads_;
   request.steps = config_.record_steps ? &step_log_ : nullptr;
   request.after_fence = fence_pending_;
+  request.parked = parked_;
   if (listed) return subjects_[stream_.decide(request)];
   const auto option_subject = [&](std::uint32_t option) -> std::uint64_t {
     return option < ready_.size() ? ready_.nth(option) : delivery_bit | due_[option - ready_.size()];
@@ -663,6 +672,7 @@ actor_id world::decide_next() {
     const std::size_t option_count = ready_.size() + due_.size();
     subjects_.clear();
     threads_.clear();
+    parked_.clear();
     if (listed) list_options();
     if (option_count == 0) {
       if (advance_time()) continue;

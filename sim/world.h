@@ -324,6 +324,7 @@ class world {
   std::optional<finding> found_;
   std::vector<std::uint64_t> subjects_;  // scratch for schedule options
   std::vector<std::uint64_t> threads_;   // their stable identities, in the same order
+  std::vector<std::uint64_t> parked_;    // the parked actors' identities (decision_request)
   std::map<std::uint64_t, std::uint64_t> posts_by_thread_;  // deliveries each thread posted
   // Mutable: declaring an access (touch) is bookkeeping of the search, not world state.
   mutable step_log step_log_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 
 #include "spec/scenario_caps.h"
 #include "spec/scenario_names.h"
@@ -27,15 +28,23 @@ room_cycle read_rooms(const json_reader& in, const json& value, std::uint32_t co
   if (const json* rooms = json_reader::optional(value, "rooms")) {
     cycle.rooms = static_cast<std::uint32_t>(in.integer(*rooms, at("rooms"), 1, count));
   }
+  constexpr core::room_id last_id = std::numeric_limits<core::room_id>::max();
   core::room_id largest = 0;
   for (const request_spec& r : listed) largest = std::max(largest, r.room);
-  cycle.first = largest + 1;
   if (const json* first = json_reader::optional(value, "first_room")) {
     cycle.first = in.u64(*first, at("first_room"), 0);
-  }
-  if (cycle.first > std::numeric_limits<core::room_id>::max() - cycle.rooms) {
+  } else if (largest == last_id) {  // largest + 1 would wrap around to room 0
     in.fail_field(catalogue_problem::out_of_range, at("first_room"),
-                  "leaves no room for " + std::to_string(cycle.rooms) + " room ids after it");
+                  "must be given: a listed request has room " + std::to_string(last_id) +
+                      ", the largest id, so no room follows it");
+  } else {
+    cycle.first = largest + 1;
+  }
+  // The ids first .. first + rooms - 1, the last of them at most the largest id.
+  if (cycle.rooms - 1 > last_id - cycle.first) {
+    in.fail_field(catalogue_problem::out_of_range, at("first_room"),
+                  "leaves no room for " + std::to_string(cycle.rooms) + " room ids from it (got " +
+                      std::to_string(cycle.first) + ")");
   }
   return cycle;
 }
@@ -59,6 +68,33 @@ request_spec read_shape(const json_reader& in, const json& value, const topology
     shape.abort = static_cast<abort_phase>(in.one_of(*phase, at("abort"), abort_phase_names));
   }
   return shape;
+}
+
+// Every rank admits the requests in index order: a request that arrived before an earlier
+// one would wait for it, so the times given (arrive_at_us or pin.submit_at_us) must not
+// decrease with the index (pinned submissions among themselves are check_pins' rule).
+void check_arrival_order(const json_reader& in, const scenario_spec& spec) {
+  std::optional<std::size_t> last_timed;  // the latest earlier request that gives a time
+  const auto time_of = [&](std::size_t i) -> std::optional<std::uint64_t> {
+    const request_spec& r = spec.requests[i];
+    return r.arrive_at_us ? r.arrive_at_us : r.pin ? r.pin->submit_at_us : std::nullopt;
+  };
+  const auto field_of = [&](std::size_t i) {
+    return member_path(element_path("requests", i),
+                       spec.requests[i].arrive_at_us ? "arrive_at_us" : "pin.submit_at_us");
+  };
+  for (std::size_t i = 0; i < spec.requests.size(); ++i) {
+    const std::optional<std::uint64_t> time = time_of(i);
+    if (!time) continue;
+    if (last_timed && *time < *time_of(*last_timed)) {
+      in.fail_field(catalogue_problem::inconsistent, field_of(i),
+                    "is before " + field_of(*last_timed) + " = " +
+                        std::to_string(*time_of(*last_timed)) + " (got " + std::to_string(*time) +
+                        "): every rank admits requests in index order, so list them in the "
+                        "order they arrive (a load's requests come after the listed ones)");
+    }
+    last_timed = i;
+  }
 }
 
 }  // namespace
@@ -159,6 +195,7 @@ void check_load(const json_reader& in, const scenario_spec& spec) {
                     "and pin.submit_at_us both say when the request arrives: give one");
     }
   }
+  check_arrival_order(in, spec);
 }
 
 }  // namespace kvsim::scenarios::detail

@@ -33,8 +33,10 @@ constexpr std::array<const char*, probe_count> probe_names{
     "pending_prefetch_revoked",
     "active_prefetch_drained",
     "io_tail_freed",
+    "pool_exhausted_recovered",
+    "rooms_open_together",
 };
-static_assert(static_cast<std::size_t>(probe::io_tail_freed) + 1 == probe_count,
+static_assert(static_cast<std::size_t>(probe::rooms_open_together) + 1 == probe_count,
               "probe_count and the enum disagree");
 
 }  // namespace

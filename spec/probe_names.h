@@ -43,8 +43,11 @@ enum class probe : std::uint8_t {
   pending_prefetch_revoked,  // a pending prefetch revoked before the group agreed
   active_prefetch_drained,   // an active prefetch drained before the barrier
   io_tail_freed,             // the I/O actor freed the tail after its storage call
+  // Many requests at once.
+  pool_exhausted_recovered,  // a rank's pool refused a request's pages, and later served them
+  rooms_open_together,       // a prefill rank opened a room while another of its rooms was open
 };
-inline constexpr std::size_t probe_count = 27;
+inline constexpr std::size_t probe_count = 29;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

@@ -5,7 +5,8 @@
 // provides in(low, high) (inclusive), coin() and one_in(n).
 //
 // Small worlds find most bugs (the small-scope hypothesis): up to 2 x 2 transfer ranks, 4
-// requests over 3 room ids (so ids are reused), pools of 3..8 pages, groups of up to 4.
+// requests over 3 room ids (so ids are reused), pools of 3..8 pages, groups of up to 4; one
+// transfer scenario in three serves up to 8 requests at once, with up to 12 more arriving.
 #include <algorithm>
 #include <cstdint>
 
@@ -20,6 +21,8 @@ inline constexpr std::uint32_t room_ids = 3;
 inline constexpr std::uint32_t request_pages_max = 4;
 inline constexpr std::uint32_t siblings_max = 2;
 inline constexpr std::uint32_t attention_group_max = 4;
+inline constexpr std::uint32_t concurrency_max = 8;  // a batching scenario's live requests per rank
+inline constexpr std::uint32_t load_max = 12;        // arrivals a batching scenario adds
 
 inline constexpr fault_kind drawn_before_deadline[] = {
     fault_kind::transfer_stall,    fault_kind::transfer_fail,     fault_kind::transfer_timeout_unconfirmed,
@@ -67,6 +70,38 @@ request_spec transfer_request(Draw& d, const topology_spec& topology, std::uint3
   return r;
 }
 
+// Many requests at once (drawn after everything else, so that a seed still draws the fields
+// it drew before): the ranks serve up to `concurrency` requests together, a load of arrivals
+// joins the listed requests (reusing their rooms, so generations churn), and each rank gets a
+// pool of its own, some too small for the load, so that requests queue for pages.
+template <class Draw>
+void draw_batch(Draw& d, scenario_spec& s) {
+  topology_spec& t = s.topology;
+  t.concurrency = d.in(2, concurrency_max);
+  const std::uint32_t gap_us = d.in(0, 3);
+  const std::uint32_t arrivals = d.in(0, load_max);
+  for (std::uint32_t i = 0; i < arrivals; ++i) {
+    request_spec r;
+    r.room = d.in(1, room_ids);
+    r.pages = d.in(1, std::min(request_pages_max, t.pages_per_rank));
+    r.arrive_at_us = std::uint64_t{gap_us} * i;
+    if (d.coin()) r.abort = any_phase(d);
+    s.requests.push_back(r);
+  }
+  // The tombstone table keeps the sizing rule drawn above: an entry for every abort that can
+  // land between an ABORT and its room's open. Served at once, a request can wait long for
+  // its open (behind earlier requests in the page queue), and any request can be aborted (a
+  // dead prefill rank aborts every request it served): an entry per request.
+  t.tombstones = std::max(t.tombstones, static_cast<std::uint32_t>(s.requests.size()));
+  std::uint32_t largest = 1;
+  for (const request_spec& r : s.requests) largest = std::max(largest, r.pages);
+  if (d.coin()) {
+    for (std::uint32_t rank = 0; rank < t.prefill_ranks + t.decode_ranks; ++rank) {
+      t.pages_by_rank.push_back(d.in(largest, largest + t.pages_per_rank));
+    }
+  }
+}
+
 template <class Draw>
 scenario_spec transfer_scenario(Draw& d) {
   scenario_spec s;
@@ -107,6 +142,7 @@ scenario_spec transfer_scenario(Draw& d) {
     s.topology.tombstones = std::max<std::uint32_t>(1, aborted) + d.in(0, 2);
   }
   if (d.coin()) s.topology.allocation = core::allocation_order::fifo;
+  if (d.one_in(3)) draw_batch(d, s);
   s.expect.breaking_variant = "B1";  // required by the schema; a drawn scenario expects safe clean
   s.expect.invariant = "I3";
   return s;

@@ -81,7 +81,7 @@ class scenario_parser {
     }
     spec.kind = static_cast<scenario_kind>(
         in_.one_of(in_.required(scenario_, "", "kind"), "kind", kind_names));
-    spec.topology = topology(in_.required(scenario_, "", "topology"));
+    spec.topology = topology(in_.required(scenario_, "", "topology"), spec.kind);
     spec.requests = requests(in_.required(scenario_, "", "requests"), spec.topology);
     if (const json* load = json_reader::optional(scenario_, "load")) {
       for (request_spec& r : parse_load(in_, *load, spec.requests, spec.topology)) {
@@ -131,7 +131,7 @@ class scenario_parser {
     return text;
   }
 
-  topology_spec topology(const json& value) const {
+  topology_spec topology(const json& value, scenario_kind kind) const {
     const std::string path = "topology";
     in_.object(value, path);
     in_.only_keys(value, path,
@@ -163,6 +163,12 @@ class scenario_parser {
     }
     read("concurrency", t.concurrency, 1, static_cast<std::uint32_t>(caps::requests_max));
     if (const json* pools = json_reader::optional(value, "pages_by_rank")) {
+      // Refused here, before its length is checked against prefill and decode ranks.
+      if (kind != scenario_kind::transfer) {
+        in_.fail_field(catalogue_problem::inconsistent, member_path(path, "pages_by_rank"),
+                       "belongs to transfer scenarios only (kind is '" +
+                           std::string(to_string(kind)) + "')");
+      }
       t.pages_by_rank = parse_pages_by_rank(in_, *pools, member_path(path, "pages_by_rank"),
                                             t.prefill_ranks + t.decode_ranks);
     }

@@ -69,6 +69,7 @@ struct node {
   // Schedule decisions only.
   std::vector<std::uint64_t> subjects;
   std::vector<std::uint64_t> threads;
+  std::vector<std::uint64_t> parked;      // ready, but behind their strand's running actor
   std::uint64_t step = 0;                 // the step this decision starts (1-based)
   std::vector<std::uint64_t> backtrack;   // threads to run here: run, running or still to run
   std::vector<std::uint64_t> explored;    // threads run here so far (the current one included)
@@ -176,6 +177,7 @@ class dpor_chooser final : public strategy {
   bool choose_schedule(node& n, const decision_request& request, const std::vector<object_access>* ended) {
     n.subjects.assign(request.subjects.begin(), request.subjects.end());
     n.threads.assign(request.threads.begin(), request.threads.end());
+    n.parked.assign(request.parked.begin(), request.parked.end());
     KVSIM_SIM_ASSERT(n.threads.size() == n.subjects.size(), "a schedule option without an identity");
     n.step = request.step + 1;
     n.last_actor = last_actor_;
@@ -419,12 +421,39 @@ run_order order_steps(const std::vector<step_record>& steps, std::vector<race>* 
   return order;
 }
 
+// The latest decision before path[at_index] at which `q` was an option: q runs there (unless
+// that decision already runs it, or has it asleep), within the search's bounds.
+void start_before_turn(std::vector<node>& path, std::size_t at_index, std::uint64_t q,
+                       const dpor_options& options, dpor_result& result) {
+  for (std::size_t i = at_index; i-- > 0;) {
+    node& n = path[i];
+    if (n.kind != decision_kind::schedule) continue;
+    const auto option = std::find(n.threads.begin(), n.threads.end(), q);
+    if (option == n.threads.end()) continue;
+    if (contains(n.backtrack, q) || asleep(n.sleep, q)) return;
+    const auto index = static_cast<std::uint32_t>(option - n.threads.begin());
+    const bool beyond_deviation = options.deviation_bound && n.deviates(index) &&
+                                  n.deviations + 1 > *options.deviation_bound;
+    const bool beyond_preemption = options.preemption_bound &&
+                                   is_preemption(n.subjects, n.subjects[index], n.last_actor) &&
+                                   n.preemptions + 1 > *options.preemption_bound;
+    if (beyond_deviation || beyond_preemption) {
+      ++result.beyond_bound;
+      return;
+    }
+    n.backtrack.push_back(q);
+    return;
+  }
+}
+
 // Source-DPOR's step for one race (j, k): v = the steps after j not ordered after it, then
 // k; its initials (threads whose first step in v has no predecessor in v) can each start the
 // reversed order from the state before j. Unless the decision there already runs one of
 // them (or has one asleep), one is added.
 void reverse_race(const race& r, const run_order& order, const std::vector<step_record>& steps,
-                  node& at, const dpor_options& options, dpor_result& result) {
+                  std::vector<node>& path, std::size_t at_index, const dpor_options& options,
+                  dpor_result& result) {
+  node& at = path[at_index];
   std::vector<std::size_t> v;
   for (std::size_t i = r.first + 1; i < r.second; ++i) {
     if (!order.before(r.first, i)) v.push_back(i);
@@ -467,6 +496,10 @@ void reverse_race(const race& r, const run_order& order, const std::vector<step_
     for (std::size_t i = 0; i < at.threads.size(); ++i) {
       if (!contains(at.backtrack, at.threads[i]) && within_bound(i)) at.backtrack.push_back(at.threads[i]);
     }
+    // Parked behind its strand's running actor, as a thread waits on a lock its racer holds:
+    // the reversed order starts where that actor's turn began, the last decision at which q
+    // could still run (Flanagan & Godefroid backtrack to the lock's last acquire).
+    if (contains(at.parked, q)) start_before_turn(path, at_index, q, options, result);
     return;
   }
   if (!within_bound(static_cast<std::size_t>(option - at.threads.begin()))) {
@@ -599,7 +632,7 @@ void plan_reversals(std::vector<node>& path, const std::vector<step_record>& ste
   for (const race& r : races) {
     const auto at = node_of_step.find(r.first + 1);
     if (at == node_of_step.end()) continue;  // before the first decision: none
-    reverse_race(r, order, steps, path[at->second], options, result);
+    reverse_race(r, order, steps, path, at->second, options, result);
   }
 }
 

@@ -66,6 +66,13 @@ json edited(const edit& e) {
   return document;
 }
 
+// A bad edit and what its one line says; `kind` for the tables that mix kinds.
+struct bad {
+  edit change;
+  std::string message;
+  problem kind = problem::out_of_range;
+};
+
 class CatalogueErrors : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -194,10 +201,6 @@ TEST_F(CatalogueErrors, AMissingRequiredFieldIsNamed) {
 }
 
 TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
-  struct bad {
-    edit change;
-    std::string message;
-  };
   const std::vector<bad> table = {
       {put("/scenarios/0/topology/prefill_ranks", "2"),
        "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got \"2\")"},
@@ -231,10 +234,6 @@ TEST_F(CatalogueErrors, AValueOfTheWrongTypeIsNamed) {
 }
 
 TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
-  struct bad {
-    edit change;
-    std::string message;
-  };
   const std::vector<bad> table = {
       {put("/scenarios/0/topology/prefill_ranks", -1),
        "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got -1)"},
@@ -249,8 +248,7 @@ TEST_F(CatalogueErrors, ANumberOutOfItsRangeIsNamed) {
       {put("/scenarios/0/topology/prefill_ranks", 4294967296ULL),
        "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got 4294967296)"},
       {put("/scenarios/0/topology/tombstones", 4294967296ULL),
-       "field 'topology.tombstones' must be an integer between 1 and 4294967295 "
-       "(got 4294967296)"},
+       "field 'topology.tombstones' must be an integer between 1 and 4294967295 (got 4294967296)"},
       {put("/scenarios/0/requests/0/pages", 0),
        "field 'requests[0].pages' must be an integer >= 1 (got 0)"},
       {put("/scenarios/0/requests/0/pages", 9),
@@ -357,8 +355,7 @@ TEST_F(CatalogueErrors, AnUnknownFieldAnywhereIsRefused) {
       {"/scenarios/0/topology/prefil_ranks",
        "unknown field 'topology.prefil_ranks' (did you mean 'topology.prefill_ranks'?)"},
       {"/scenarios/0/requests/1/aborted",
-       "unknown field 'requests[1].aborted' (did you mean "
-       "'requests[1].abort'?)"},
+       "unknown field 'requests[1].aborted' (did you mean 'requests[1].abort'?)"},
       {"/scenarios/0/faults/message_dup", "unknown field 'faults.message_dup'"},
       {"/scenarios/0/faults/gates/0/page", "unknown field 'faults.gates[0].page'"},
       {"/scenarios/1/expect/variant", "scenario 'hicache': unknown field 'expect.variant'"},
@@ -590,6 +587,56 @@ TEST_F(CatalogueErrors, ParseScenarioNamesItsOriginAndTheScenario) {
   }
 }
 
+// Many requests at once: topology.concurrency and pages_by_rank, requests[i].arrive_at_us, load.
+TEST_F(CatalogueErrors, ALoadAndTheFieldsOfManyRequestsAtOnceAreRefusedOneLineEach) {
+  using enum catalogue_problem;
+  const auto load = [](json fields) { return put("/scenarios/0/load", std::move(fields)); };
+  const std::string top = "/scenarios/0/topology/";
+  const std::string ints = "' must be an integer between 1 and ";
+  const std::string only = "' belongs to transfer scenarios only (kind is 'prefetch')";
+  const json timed = {{"room", 42}, {"arrive_at_us", 9}, {"pin", {{"submit_at_us", 9}}}};
+  const json early = {{{"room", 1}, {"arrive_at_us", 5}}, {{"room", 2}, {"arrive_at_us", 4}}};
+  const json big = {{"decode_ranks", 2}, {"page_bytes", 1 << 20}, {"pages_by_rank", {512, 8, 8}}};
+  const std::vector<bad> table = {
+      {load(json::object()), "missing required field 'load.count'", missing_field},
+      {load({{"count", 0}}), "field 'load.count" + ints + "1022 (got 0)"},
+      {load({{"count", 1023}}), "field 'load.count" + ints + "1022 (got 1023)"},  // 2 listed
+      {load({{"count", 2}, {"abort", "anytime"}}),
+       "field 'load.abort' needs its partner: 'abort' (the phase) and 'abort_every'", inconsistent},
+      {load({{"count", 2}, {"abort_every", 2}}), "abort_every' needs its partner", inconsistent},
+      {load({{"count", 2}, {"pages", 9}}),
+       "field 'load.pages' must fit the smallest pool of the topology, 8 pages (got 9)"},
+      {load({{"count", 2}, {"chunks", 3}}), "field 'load.chunks" + ints + "2 (got 3)"},
+      {load({{"count", 2}, {"rooms", 3}}), "field 'load.rooms" + ints + "2 (got 3)"},
+      {load({{"count", 2}, {"first_room", 18446744073709551615ULL}}),
+       "field 'load.first_room' leaves no room for 2 room ids from it (got 18446744073709551615)"},
+      {load({{"count", 2}, {"first_rom", 5}}),
+       "unknown field 'load.first_rom' (did you mean 'load.first_room'?)", unknown_field},
+      {put(top + "pages_by_rank", {8, 8}),
+       "'topology.pages_by_rank' must give one pool per rank, prefill ranks then decode ranks: 3",
+       inconsistent},
+      {put(top + "pages_by_rank", {8, 0, 8}), "pages_by_rank[1]" + ints + "512 (got 0)"},
+      {put(top + "pages_by_rank", {8, 8, 513}), "pages_by_rank[2]" + ints + "512 (got 513)"},
+      {put(top + "pages_by_rank", 8), "'topology.pages_by_rank' must be an array", wrong_type},
+      {put(top + "pages_by_rank", {8, 1, 8}),
+       "field 'requests[0].pages' must fit the smallest of topology.pages_by_rank, 1 (got 2)"},
+      {put("/scenarios/0/topology", big),
+       "the pages of topology.pages_by_rank x page_bytes = 528 x 1048576 = 553648128 bytes"},
+      {put(top + "concurrency", 0), "field 'topology.concurrency" + ints + "1024 (got 0)"},
+      {put(top + "concurrency", 1025), "field 'topology.concurrency" + ints + "1024 (got 1025)"},
+      {put("/scenarios/0/requests/1", timed),
+       "'requests[1].arrive_at_us' and pin.submit_at_us both say when", inconsistent},
+      {put("/scenarios/0/requests/1/arrive_at_us", 100'000),
+       "'requests[1].arrive_at_us' is 100000 us, past what a run of step_limit = 20000 steps",
+       inconsistent},
+      {put("/scenarios/0/requests", early),
+       "'requests[1].arrive_at_us' is before requests[0].arrive_at_us = 5 (got 4)", inconsistent},
+      {put("/scenarios/1/topology/concurrency", 2), "'topology.concurrency" + only, inconsistent},
+      {put("/scenarios/1/topology/pages_by_rank", {8}), "pages_by_rank" + only, inconsistent},
+  };
+  for (const auto& b : table) expect_error(b.change, b.kind, {b.message});
+}
+
 // --- hostile catalogues ----------------------------------------------------------------------
 
 // 200 KB of nested arrays crashed the loader (SIGSEGV: the parser and the document's
@@ -678,10 +725,6 @@ TEST_F(CatalogueErrors, AParseErrorQuotesItsTokenShort) {
 // 10,000 ranks in a 2 KB file took over 2 GB and 40 s, prefill_ranks 100000 9.8 GB, and
 // pages_per_rank or page_bytes 4294967295 ended in std::bad_alloc.
 TEST_F(CatalogueErrors, TheSizeCapsAreOneLineEach) {
-  struct bad {
-    edit change;
-    std::string message;
-  };
   const std::vector<bad> table = {
       {put("/scenarios/0/topology/prefill_ranks", 10000),
        "field 'topology.prefill_ranks' must be an integer between 1 and 64 (got 10000)"},

@@ -2,10 +2,14 @@
 // The transfer world gives a pinned request exactly its decode pages, starts it no earlier than
 // its submission and aborts it at its time; a pinned page still held is waited for (the event
 // loop running, never a refused allocation), and one never freed ends the run in a finding.
-// The incidents are examples/incidents/page_overlap.json.
+// The incidents are examples/incidents/page_overlap.json. Arrivals without a pin
+// (requests[i].arrive_at_us, and the requests a scenario's load adds) are read and written
+// back as given.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -232,6 +236,139 @@ TEST(PinnedTimeline, APinnedPageNeverFreedEndsTheRunInAFinding) {
     }
   }
   EXPECT_GT(named, 0);
+}
+
+// --- arrivals: requests[i].arrive_at_us and a scenario's load --------------------------------
+
+// A transfer scenario of two listed requests (rooms 42) and what `extra` adds to it.
+scenario_spec with_arrivals(const json& extra) {
+  json scenario = json::parse(R"({
+    "name": "arrivals", "kind": "transfer",
+    "topology": {"prefill_ranks": 1, "decode_ranks": 2, "pages_per_rank": 8},
+    "requests": [{"room": 42, "abort": "during_transfer"}, {"room": 42, "after": 0}],
+    "expect": {"breaking_variant": "B1", "invariant": "I3"}})");
+  scenario.update(extra, true);
+  // Through text, as a catalogue is read: a number built in C++ is signed, one parsed unsigned.
+  return parse_scenario(json::parse(scenario.dump()), "test");
+}
+
+std::set<std::string> keys(const json& object) {
+  std::set<std::string> out;
+  for (const auto& [key, value] : object.items()) out.insert(key);
+  return out;
+}
+
+TEST(Arrivals, ALoadAddsItsRequestsAfterTheListedOnesRoomsCycledTheKthAborted) {
+  const scenario_spec s = with_arrivals(json::parse(R"({"load": {
+      "count": 7, "first_arrival_us": 3, "inter_arrival_us": 10, "pages": 3, "chunks": 2,
+      "rooms": 3, "abort": "before_transfer", "abort_every": 3}})"));
+  ASSERT_EQ(s.requests.size(), 9u);
+  EXPECT_FALSE(s.requests[0].arrive_at_us);  // the listed requests are as listed
+  EXPECT_EQ(s.requests[1].after, 0u);
+  for (std::uint32_t i = 0; i < 7; ++i) {
+    const request_spec& r = s.requests[2 + i];
+    EXPECT_EQ(r.room, 43u + i % 3) << i;  // after the largest listed room, 3 ids cycled
+    EXPECT_EQ(r.arrive_at_us, 3u + 10u * i) << i;
+    EXPECT_EQ(r.pages, 3u) << i;
+    EXPECT_EQ(r.chunks, 2u) << i;
+    EXPECT_FALSE(r.after) << i;
+    // The 3rd and the 6th: every 3rd request, aborted by every decode rank.
+    const bool aborted = i == 2 || i == 5;
+    EXPECT_EQ(r.abort, aborted ? std::optional(abort_phase::before_transfer) : std::nullopt) << i;
+    EXPECT_TRUE(r.abort_from.empty()) << i;
+  }
+}
+
+TEST(Arrivals, ALoadMayStandForTheRequestsAndTakesItsDefaults) {
+  const scenario_spec s = with_arrivals(json{{"requests", json::array()}, {"load", {{"count", 3}}}});
+  ASSERT_EQ(s.requests.size(), 3u);
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    request_spec expected;  // a request's defaults, its own room from 1 on, arriving at 0
+    expected.room = 1 + i;
+    expected.arrive_at_us = 0;
+    EXPECT_EQ(s.requests[i], expected) << i;
+  }
+  // Without a load an empty list is still refused.
+  EXPECT_THROW(with_arrivals(json{{"requests", json::array()}}), catalogue_error);
+}
+
+TEST(Arrivals, ALoadsRoomsRunUpToTheLargestIdAndNoFurther) {
+  constexpr core::room_id last = std::numeric_limits<core::room_id>::max();
+  const scenario_spec s = with_arrivals(json{{"load", {{"count", 2}, {"first_room", last - 1}}}});
+  EXPECT_EQ(s.requests[2].room, last - 1);
+  EXPECT_EQ(s.requests[3].room, last);
+  EXPECT_THROW(with_arrivals(json{{"load", {{"count", 2}, {"first_room", last}}}}),
+               catalogue_error);
+  // A listed request on the largest id: the load's rooms cannot follow it (they wrapped around
+  // to 0 once), so the load must say where they start.
+  json extra{{"requests", {{{"room", last}}}}, {"load", {{"count", 2}}}};
+  try {
+    with_arrivals(extra);
+    ADD_FAILURE() << "no error";
+  } catch (const catalogue_error& e) {
+    EXPECT_EQ(e.problem(), catalogue_problem::out_of_range);
+    EXPECT_NE(std::string(e.what()).find("field 'load.first_room' must be given"),
+              std::string::npos)
+        << e.what();
+  }
+  extra["load"]["first_room"] = 0;
+  EXPECT_EQ(with_arrivals(extra).requests[1].room, 0u);
+}
+
+// Equal times are in order; an arrival before an earlier request's (arrive_at_us or a pinned
+// submission) is refused: every rank admits requests in index order.
+TEST(Arrivals, ArrivalsFollowTheRequestsOrder) {
+  EXPECT_NO_THROW(with_arrivals(json::parse(R"({"requests": [
+      {"room": 1, "arrive_at_us": 5}, {"room": 2}, {"room": 3, "arrive_at_us": 5},
+      {"room": 4, "pin": {"submit_at_us": 9}}], "load": {"count": 2, "first_arrival_us": 9}})")));
+  EXPECT_THROW(with_arrivals(json::parse(R"({"requests": [{"room": 1, "arrive_at_us": 10}],
+      "load": {"count": 2, "first_arrival_us": 9}})")), catalogue_error);
+  EXPECT_THROW(with_arrivals(json::parse(R"({"requests": [{"room": 1, "pin": {"submit_at_us": 10}},
+      {"room": 2, "arrive_at_us": 9}]})")), catalogue_error);
+}
+
+// to_json writes the load as the requests it added: the written scenario parses to the same
+// scenario_spec, and is what to_json writes for that one again.
+TEST(Arrivals, ManyRequestsAtOnceRoundTripThroughToJson) {
+  const scenario_spec s = with_arrivals(json::parse(R"({
+      "topology": {"prefill_ranks": 1, "decode_ranks": 2, "concurrency": 4,
+                   "pages_by_rank": [16, 8, 12]},
+      "requests": [{"room": 42, "abort": "during_transfer", "arrive_at_us": 2},
+                   {"room": 42, "after": 0, "arrive_at_us": 7}],
+      "load": {"count": 5, "first_arrival_us": 7, "inter_arrival_us": 4, "rooms": 2,
+               "abort": "anytime", "abort_every": 2}})"));
+  EXPECT_EQ(s.topology.concurrency, 4u);
+  EXPECT_EQ(s.topology.pages_by_rank, (std::vector<std::uint32_t>{16, 8, 12}));
+  const json written = to_json(s);
+  EXPECT_FALSE(written.contains("load"));
+  ASSERT_EQ(written["requests"].size(), 7u);
+  EXPECT_EQ(written["topology"]["concurrency"], 4);
+  EXPECT_EQ(written["topology"]["pages_by_rank"], json::array({16, 8, 12}));
+  EXPECT_EQ(written["requests"][6]["arrive_at_us"], 7 + 4 * 4);
+  const scenario_spec again = parse_scenario(written, "round trip");
+  EXPECT_EQ(again, s);
+  EXPECT_EQ(to_json(again), written);
+}
+
+// A scenario without the fields of many requests at once is written with the keys it always
+// had, so catalogues and traces written before them read and compare the same.
+TEST(Arrivals, AScenarioWithoutThemIsWrittenWithTheKeysOfBefore) {
+  const json written = to_json(with_arrivals(json::object()));
+  EXPECT_EQ(keys(written), (std::set<std::string>{"name", "description", "kind", "topology",
+                                                  "requests", "faults", "expect", "step_limit",
+                                                  "heal_bound_us"}));
+  EXPECT_EQ(keys(written["topology"]),
+            (std::set<std::string>{"prefill_ranks", "decode_ranks", "attention_group",
+                                   "pages_per_rank", "page_bytes", "tombstones"}));
+  EXPECT_EQ(keys(written["requests"][0]), (std::set<std::string>{"room", "pages", "chunks",
+                                                                  "siblings", "origin",
+                                                                  "abort_from", "abort"}));
+  EXPECT_EQ(keys(written["requests"][1]), (std::set<std::string>{"room", "pages", "chunks",
+                                                                  "siblings", "origin",
+                                                                  "abort_from", "after"}));
+  // concurrency 1 and no pools of their own are the defaults: not written either.
+  const json defaults = to_json(with_arrivals(json{{"topology", {{"concurrency", 1}}}}));
+  EXPECT_EQ(defaults, written);
 }
 
 }  // namespace

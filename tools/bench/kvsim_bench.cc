@@ -13,6 +13,10 @@
 //                           actors alone, the ceiling for BM_Page42's decisions per second;
 //   BM_DecodeRanks/N        page42's requests on N decode ranks (every one receives and aborts):
 //                           the cost per decision as the world grows (the target: flat in N);
+//   BM_ConcurrentRequests/N 64 requests on one prefill and one decode rank, up to N live per
+//                           rank (1: the serial path; 8, 64: batched on the rank's strand):
+//                           the cost per decision as a rank serves more at once (the target:
+//                           within 1.5x of N = 1);
 //   BM_ExploreJobs/J        `kvsim explore` on page42 with J worker processes, the same 20,000
 //                           seeds each time (real time: the work is in children);
 //   BM_TokenThroughCore     one abort token issued and accepted through the core's
@@ -22,9 +26,11 @@
 //                           prepared HMAC key state: the floor for the line above;
 //   BM_TokenMacOnly         the core's token_mac alone (sign, verify): the crypto's share.
 // Rates are per CPU-second unless a name ends in /real_time. The ratios (to the raw yield
-// rate, 32 decode ranks to 2, --jobs 2 to --jobs 1, the core's token cost to libsodium's) are
-// printed at the end, next to their targets. docs/performance.md has the figures.
+// rate, 32 decode ranks to 2, 8 and 64 live requests to 1, --jobs 2 to --jobs 1, the core's
+// token cost to libsodium's) are printed at the end, next to their targets.
+// docs/performance.md has the figures.
 #include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
 #include <sodium.h>
 
 #include <algorithm>
@@ -37,6 +43,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/abort_token.h"
@@ -149,6 +156,12 @@ void run_seeds(benchmark::State& state, const kvsim::scenarios::scenario_spec& s
   }
   state.SetItemsProcessed(decisions);
   state.counters["runs"] = benchmark::Counter(static_cast<double>(runs), benchmark::Counter::kIsRate);
+  // CPU time per decision (seconds; the console writes 850n for 850 ns) and decisions per run:
+  // worlds of different sizes compared by what one decision costs.
+  state.counters["per_decision"] = benchmark::Counter(
+      static_cast<double>(decisions), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["decisions/run"] =
+      static_cast<double>(decisions) / static_cast<double>(std::max<std::int64_t>(runs, 1));
   state.counters["allocs/run"] = static_cast<double>(kvsim::bench::allocations_so_far() - allocations_before) /
                                  static_cast<double>(std::max<std::int64_t>(runs, 1));
 }
@@ -213,6 +226,38 @@ void BM_DecodeRanks(benchmark::State& state) {
   run_seeds(state, page42_on(static_cast<std::uint32_t>(state.range(0))));
 }
 BENCHMARK(BM_DecodeRanks)->Arg(2)->Arg(8)->Arg(32)->MinTime(1.0)->Unit(benchmark::kMicrosecond);
+
+// One prefill and one decode rank serving the same stream of 64 requests (2 pages each, one
+// arriving every microsecond, every 4th aborted by decode at any point) with up to
+// `concurrency` of them live per rank: 1 is the serial path (one request after another), 8
+// and 64 the batched one, each live request an actor of its rank on the rank's strand. Decode
+// has 16 pages, 8 requests' worth: at 64 its pool runs out (a dozen times a run) and requests
+// wait their turn in its page queue; at 1 and 8 it never does. Put through the
+// catalogue's parser, so that it is a world `kvsim` accepts; run as BM_Page42 runs page42.
+kvsim::scenarios::scenario_spec concurrent_requests(std::uint32_t concurrency) {
+  nlohmann::json scenario = nlohmann::json::parse(R"({
+    "name": "bench_concurrent",
+    "description": "kvsim_bench: 64 requests, decode's pool smaller than their pages",
+    "kind": "transfer",
+    "topology": {"prefill_ranks": 1, "decode_ranks": 1, "pages_by_rank": [160, 16]},
+    "requests": [],
+    "load": {"count": 64, "inter_arrival_us": 1, "pages": 2, "abort": "anytime", "abort_every": 4},
+    "expect": {"breaking_variant": "B1", "invariant": "I2", "damage": "I1"}
+  })");
+  scenario["name"] = "bench_concurrent" + std::to_string(concurrency);
+  scenario["topology"]["concurrency"] = concurrency;
+  return kvsim::scenarios::parse_scenario(scenario, "kvsim_bench");
+}
+
+void BM_ConcurrentRequests(benchmark::State& state) {
+  run_seeds(state, concurrent_requests(static_cast<std::uint32_t>(state.range(0))));
+}
+BENCHMARK(BM_ConcurrentRequests)
+    ->Arg(1)
+    ->Arg(8)
+    ->Arg(64)
+    ->MinTime(1.0)
+    ->Unit(benchmark::kMicrosecond);
 
 void BM_ExploreJobs(benchmark::State& state) {
   using namespace kvsim::tools;
@@ -305,12 +350,15 @@ void BM_TokenMacOnly(benchmark::State& state) {
 }
 BENCHMARK(BM_TokenMacOnly)->Unit(benchmark::kNanosecond);
 
-// Collects every rate per benchmark so that main can print the ratios.
+// Collects every rate per benchmark so that main can print the ratios. Under
+// --benchmark_repetitions the median stands for the benchmark (it comes after the
+// repetitions); the other aggregates (mean, stddev, cv) are not rates.
 class ratio_reporter : public benchmark::ConsoleReporter {
  public:
   void ReportRuns(const std::vector<Run>& runs) override {
     ConsoleReporter::ReportRuns(runs);
     for (const Run& run : runs) {
+      if (run.run_type == Run::RT_Aggregate && run.aggregate_name != "median") continue;
       for (const auto& [counter, value] : run.counters) {
         rates[plain_name(run.benchmark_name())][counter] = value.value;
       }
@@ -351,6 +399,15 @@ void print_summary(const ratio_reporter& r) {
     const double rate = r.rate("BM_DecodeRanks/" + std::to_string(ranks));
     return rate > 0 ? 1e6 / rate : 0.0;
   };
+  // CPU ns per decision and decisions per run of the 64-request stream at `live` per rank.
+  const auto concurrent = [&](int live) {
+    const std::string name = "BM_ConcurrentRequests/" + std::to_string(live);
+    const double rate = r.rate(name);
+    return std::pair{rate > 0 ? 1e9 / rate : 0.0, r.rate(name, "decisions/run")};
+  };
+  const auto [ns_at1, decisions_at1] = concurrent(1);
+  const auto [ns_at8, decisions_at8] = concurrent(8);
+  const auto [ns_at64, decisions_at64] = concurrent(64);
   const double token_core = r.rate("BM_TokenThroughCore");
   const double token_floor = r.rate("BM_TokenLibsodium");
   const double token_mac = r.rate("BM_TokenMacOnly");
@@ -381,6 +438,11 @@ void print_summary(const ratio_reporter& r) {
             << us_per_decision(8) << " / " << us_per_decision(32)
             << " us; 32 vs 2: " << ratio(us_per_decision(32), us_per_decision(2))
             << " x (target: <= 1.3)\n"
+            << "  64 requests, per decision at 1 / 8 / 64 live per rank: " << whole(ns_at1) << " / "
+            << whole(ns_at8) << " / " << whole(ns_at64) << " ns (" << whole(decisions_at1) << " / "
+            << whole(decisions_at8) << " / " << whole(decisions_at64)
+            << " decisions per run); 8 vs 1: " << ratio(ns_at8, ns_at1) << " x, 64 vs 1: " << ratio(ns_at64, ns_at1)
+            << " x (target: <= 1.5)\n"
             << "  explore page42 20000 seeds (real time): --jobs 2 " << whole(jobs2)
             << " vs --jobs 1 " << whole(jobs1) << " runs/s = " << ratio(jobs2, jobs1) << " x (target: >= 1.7 when idle)\n"
             << "  abort token (issue + accept) through the core: "
