@@ -82,7 +82,8 @@ void run_all(const std::vector<run_key>& order, fingerprints& out) {
 
 // A transfer and a prefetch world (different actors and stack counts), safe and broken.
 const std::vector<std::pair<std::string, std::string>> mixes = {
-    {"page42", "safe"}, {"room_churn", "B10"}, {"hicache_local_active", "safe"}, {"b3_source_reuse", "B3"}};
+    {"page42", "safe"}, {"room_churn", "B10"}, {"hicache_local_active", "safe"}, {"b3_source_reuse", "B3"},
+    {"batch_pool_pressure", "B1"}};  // actors spawned mid-run, on strands
 constexpr std::uint64_t seeds = 50;
 
 TEST(RunReuse, ARunDoesNotDependOnTheRunsBeforeIt) {
