@@ -243,25 +243,33 @@ int run_launched(const options& o, const scenarios::scenario_spec& spec, core::v
   }
 }
 
-int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& catalogue,
-                 const environment& env, std::ostream& out, std::ostream& err) {
+// The scenario --scenario names, checked against the catalogue and the other flags; null
+// once the one line that refuses it is written to `err` (exit 2). Every way of running one (in
+// this process, --ranks N, --launched, a rank process) passes here before any process starts
+// or anything is written.
+const scenarios::scenario_spec* checked_scenario(
+    const options& o, const std::vector<scenarios::scenario_spec>& catalogue, std::ostream& err) {
   const auto it = std::find_if(catalogue.begin(), catalogue.end(),
                                [&](const auto& s) { return s.name == *o.scenario; });
   if (it == catalogue.end()) {
     err << "kvsim real: no scenario '" << *o.scenario << "' in " << o.catalogue
         << " (real scenarios: " << scripted_names(catalogue) << ")\n";
-    return 2;
+    return nullptr;
+  }
+  if (const auto why = served_at_once_reason(*it)) {
+    err << "kvsim real: scenario '" << it->name << "' " << *why
+        << ": run it in the simulator (kvsim run/explore)\n";
+    return nullptr;
   }
   if (const auto why = unscripted_reason(*it)) {
     err << "kvsim real: scenario '" << it->name
         << "' is not scripted for the real backend: " << *why
         << " (run it in the simulator; real scenarios: " << scripted_names(catalogue) << ")\n";
-    return 2;
+    return nullptr;
   }
-  const std::optional<core::variant> v = real_variant(o.variant);
-  if (!v) {
+  if (!real_variant(o.variant)) {
     err << "kvsim real: unknown variant '" << o.variant << "' (safe, B1..B12, H1..H3 or canary)\n";
-    return 2;
+    return nullptr;
   }
   if (o.ranks > 1 && o.ranks != ranks_of(*it)) {
     err << "kvsim real: --ranks " << o.ranks << " runs each rank as a process, but '" << it->name
@@ -269,25 +277,33 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
         << (it->kind == scenarios::scenario_kind::transfer ? "prefill and decode"
                                                            : "its attention group")
         << "): run it with --ranks " << ranks_of(*it) << " or --ranks 1\n";
-    return 2;
+    return nullptr;
   }
-  const bool cuda_processes = o.ranks > 1 && o.data_plane == "cuda";
-  if (cuda_processes && it->kind != scenarios::scenario_kind::transfer) {
+  if (o.ranks > 1 && o.data_plane == "cuda" && it->kind != scenarios::scenario_kind::transfer) {
     err << "kvsim real: --data-plane cuda --ranks " << o.ranks
         << " runs transfer scenarios; '" << it->name
         << "' is a HiCache case: its ranks run as processes with --data-plane host\n";
-    return 2;
+    return nullptr;
   }
   if (o.launched && it->kind != scenarios::scenario_kind::transfer) {
     err << "kvsim real: --launched runs transfer scenarios (prefill and decode); '" << it->name
         << "' is a HiCache case: run it with --ranks 1\n";
-    return 2;
+    return nullptr;
   }
-  if (o.launched) return run_launched(o, *it, *v, env, out, err);
+  return &*it;
+}
+
+int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& catalogue,
+                 const environment& env, std::ostream& out, std::ostream& err) {
+  const scenarios::scenario_spec* const scenario = checked_scenario(o, catalogue, err);
+  if (scenario == nullptr) return 2;
+  const core::variant v = *real_variant(o.variant);
+  const bool cuda_processes = o.ranks > 1 && o.data_plane == "cuda";
+  if (o.launched) return run_launched(o, *scenario, v, env, out, err);
   if (started_as_rank_process(env)) {
-    return it->kind == scenarios::scenario_kind::transfer
-               ? run_rank_process(*it, *v, env, err, cuda_processes)
-               : run_prefetch_rank_process(*it, *v, env, err);
+    return scenario->kind == scenarios::scenario_kind::transfer
+               ? run_rank_process(*scenario, v, env, err, cuda_processes)
+               : run_prefetch_rank_process(*scenario, v, env, err);
   }
   try {
     if (o.trace) check_recording_path(*o.trace);
@@ -299,19 +315,19 @@ int run_scenario(const options& o, const std::vector<scenarios::scenario_spec>& 
     const real_outcome outcome = [&] {
       if (cuda_processes) {
         require_device();
-        return run_transfer_processes(*it, *v, o.variant, {}, process_plane::cuda);
+        return run_transfer_processes(*scenario, v, o.variant, {}, process_plane::cuda);
       }
       if (o.ranks > 1) {
-        return it->kind == scenarios::scenario_kind::transfer
-                   ? run_transfer_processes(*it, *v, o.variant)
-                   : run_prefetch_processes(*it, o.variant);
+        return scenario->kind == scenarios::scenario_kind::transfer
+                   ? run_transfer_processes(*scenario, v, o.variant)
+                   : run_prefetch_processes(*scenario, o.variant);
       }
-      std::unique_ptr<data_plane> plane = make_plane(o, ranks_of(*it));
-      return it->kind == scenarios::scenario_kind::transfer
-                 ? run_transfer_script(*it, *v, o.variant, *plane)
-                 : run_prefetch_script(*it, *v, o.variant, *plane);
+      std::unique_ptr<data_plane> plane = make_plane(o, ranks_of(*scenario));
+      return scenario->kind == scenarios::scenario_kind::transfer
+                 ? run_transfer_script(*scenario, v, o.variant, *plane)
+                 : run_prefetch_script(*scenario, v, o.variant, *plane);
     }();
-    return report(o, *it, outcome, out);
+    return report(o, *scenario, outcome, out);
   } catch (const no_device& e) {
     err << "kvsim real: " << e.line << "\n";
     return 2;

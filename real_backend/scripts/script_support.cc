@@ -77,7 +77,28 @@ std::optional<std::string> prefetch_reason(const scenarios::scenario_spec& spec)
 
 }  // namespace
 
+std::optional<std::string> served_at_once_reason(const scenarios::scenario_spec& spec) {
+  const scenarios::topology_spec& t = spec.topology;
+  if (t.concurrency != 1) {
+    return "serves requests at once (topology.concurrency " + std::to_string(t.concurrency) +
+           "); the real backend serves them one after another";
+  }
+  if (!t.pages_by_rank.empty()) {
+    return "gives each rank a pool of its own (topology.pages_by_rank); the real backend gives "
+           "every rank topology.pages_per_rank pages";
+  }
+  for (std::size_t r = 0; r < spec.requests.size(); ++r) {
+    if (spec.requests[r].arrive_at_us) {
+      return "has requests arrive over time (requests[" + std::to_string(r) +
+             "].arrive_at_us, given or added by a load block); the real backend serves them one "
+             "after another from the start";
+    }
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> unscripted_reason(const scenarios::scenario_spec& spec) {
+  if (auto why = served_at_once_reason(spec)) return why;
   switch (spec.kind) {
     case scenarios::scenario_kind::transfer:
       return transfer_reason(spec);

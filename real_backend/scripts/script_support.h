@@ -13,6 +13,15 @@
 
 namespace kvsim::real {
 
+// Empty when `spec` serves its requests one after another from the start, each rank with
+// topology.pages_per_rank pages, as every real script serves them; otherwise why not, as one
+// clause naming the field that asks for more (topology.concurrency above 1,
+// topology.pages_by_rank, a request's arrive_at_us, given or added by a load block), e.g.
+// "serves requests at once (topology.concurrency 64); the real backend serves them one after
+// another". `kvsim real` refuses such a scenario with this clause before anything starts
+// (real_command.cc), and unscripted_reason gives it too, so --list never names one.
+std::optional<std::string> served_at_once_reason(const scenarios::scenario_spec& spec);
+
 // Empty when the real backend scripts `spec`; otherwise why not, as one clause.
 std::optional<std::string> unscripted_reason(const scenarios::scenario_spec& spec);
 

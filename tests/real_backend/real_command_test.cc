@@ -5,8 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "real_backend/cuda/devices.h"
 
@@ -127,6 +131,75 @@ TEST(RealCommand, APinnedScenarioIsLeftToTheSimulator) {
             std::string::npos)
       << pinned.err;
   EXPECT_EQ(std::count(pinned.err.begin(), pinned.err.end(), '\n'), 1);
+}
+
+// Requests served at once (topology.concurrency above 1), a pool per rank
+// (topology.pages_by_rank) and arrival times (requests[i].arrive_at_us, or a load block) are
+// the simulator's until the real backend serves requests at once: every way of running such a
+// scenario is refused in one line naming the field, exit 2, before any process starts or a
+// trace is written, and --list leaves it out.
+TEST(RealCommand, RequestsServedAtOnceAreLeftToTheSimulator) {
+  expect_one_line_error(
+      real({"--scenario", "batch_pool_pressure"}),
+      "kvsim real: scenario 'batch_pool_pressure' serves requests at once (topology.concurrency "
+      "64); the real backend serves them one after another: run it in the simulator (kvsim "
+      "run/explore)");
+
+  // page42, scriptable as it stands, with one of the fields each.
+  const auto page42_with = [](const std::string& name, const std::string& topology,
+                              const std::string& second_request) {
+    return R"({"name": ")" + name + R"(", "kind": "transfer",
+     "topology": {"pages_per_rank": 8)" + topology + R"(},
+     "requests": [{"room": 42, "abort": "during_transfer"},
+                  {"room": 42, "after": 0)" + second_request + R"(}],
+     "faults": {"gates": [{"request": 0, "before_page": 1}]},
+     "expect": {"breaking_variant": "B1", "invariant": "I3"}})";
+  };
+  const std::string path = ::testing::TempDir() + "kvsim_real_at_once_catalogue.json";
+  std::ofstream(path) << R"({"format": "kvsim-catalogue", "version": 1, "scenarios": [)"
+                      << page42_with("serial", "", "") << ","
+                      << page42_with("at_once", R"(, "concurrency": 2)", "") << ","
+                      << page42_with("pools", R"(, "pages_by_rank": [8, 6])", "") << ","
+                      << page42_with("arrivals", "", R"(, "arrive_at_us": 30)") << "]}";
+  const std::string at_once =
+      "kvsim real: scenario 'at_once' serves requests at once (topology.concurrency 2); the real "
+      "backend serves them one after another: run it in the simulator (kvsim run/explore)";
+  const std::string pools =
+      "kvsim real: scenario 'pools' gives each rank a pool of its own (topology.pages_by_rank); "
+      "the real backend gives every rank topology.pages_per_rank pages: run it in the simulator "
+      "(kvsim run/explore)";
+  const std::string arrivals =
+      "kvsim real: scenario 'arrivals' has requests arrive over time (requests[1].arrive_at_us, "
+      "given or added by a load block); the real backend serves them one after another from the "
+      "start: run it in the simulator (kvsim run/explore)";
+  const std::string trace = ::testing::TempDir() + "kvsim_real_at_once_trace.json";
+  std::remove(trace.c_str());
+  for (const auto& [name, line] : std::vector<std::pair<std::string, std::string>>{
+           {"at_once", at_once}, {"pools", pools}, {"arrivals", arrivals}}) {
+    // In this process, ranks as processes (host and GPU), and launched by torchrun or srun:
+    // refused before the launcher's environment, a device or the trace path is looked at.
+    for (const std::vector<std::string>& how : std::vector<std::vector<std::string>>{
+             {},
+             {"--data-plane", "host", "--trace", trace},
+             {"--data-plane", "cuda"},
+             {"--data-plane", "host", "--ranks", "2"},
+             {"--data-plane", "cuda", "--ranks", "2"},
+             {"--data-plane", "host", "--launched"},
+             {"--variant", "B1", "--json"}}) {
+      std::vector<std::string> args = {"--scenario", name, "--catalogue", path};
+      args.insert(args.end(), how.begin(), how.end());
+      SCOPED_TRACE(name + " with " + std::to_string(how.size()) + " more argument(s)");
+      expect_one_line_error(real(args, false), line);
+    }
+  }
+  EXPECT_FALSE(std::ifstream(trace).good()) << "a refused run wrote its trace";
+  const ran list = real({"--list", "--catalogue", path}, false);
+  EXPECT_EQ(list.status, 0) << list.err;
+  EXPECT_EQ(list.out.find("serial  ("), 0u) << list.out;
+  EXPECT_EQ(std::count(list.out.begin(), list.out.end(), '\n'), 1) << list.out;
+  // The name of a scenario the real backend runs is still the one it suggests.
+  const ran unknown = real({"--scenario", "nope", "--catalogue", path}, false);
+  EXPECT_NE(unknown.err.find("(real scenarios: serial)"), std::string::npos) << unknown.err;
 }
 
 TEST(RealCommand, ScenariosAndVariantsAreCheckedBeforeAnyDevice) {
