@@ -43,6 +43,14 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
     }
     if (s.topology.prefill_ranks > 1) seen.insert("prefill ranks > 1");
     if (s.topology.decode_ranks > 1) seen.insert("decode ranks > 1");
+    if (s.topology.concurrency > 1) seen.insert("requests at once");
+    if (!s.topology.pages_by_rank.empty()) seen.insert("a pool per rank");
+    for (std::size_t rank = 0; rank < s.topology.pages_by_rank.size(); ++rank) {
+      // A pool too small for every request at once: requests queue for its pages.
+      std::uint32_t wanted = 0;
+      for (const request_spec& r : s.requests) wanted += r.pages;
+      if (s.topology.concurrency > 1 && s.topology.pages_of(rank) < wanted) seen.insert("pool short of the load");
+    }
     std::set<core::room_id> rooms;
     for (const request_spec& r : s.requests) {
       if (!rooms.insert(r.room).second) seen.insert("room reuse");
@@ -52,6 +60,7 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
       if (r.abort && r.origin == abort_origin::prefill) seen.insert("prefill origin");
       if (!r.abort_from.empty()) seen.insert("abort_from");
       if (r.after) seen.insert("after");
+      if (r.arrive_at_us && *r.arrive_at_us > 0) seen.insert("arrivals over time");
     }
     const fault_spec& f = s.faults;
     if (!f.gates.empty()) seen.insert("gate");
@@ -64,7 +73,8 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
       "transfer", "prefetch", "state 0", "state 1", "state 2", "prefill ranks > 1",
       "decode ranks > 1", "room reuse", "chunks > 1", "siblings > 1", "abort before_open",
       "abort before_transfer", "abort during_transfer", "abort after_transfer", "abort anytime",
-      "abort before_admission", "prefill origin", "abort_from", "after", "gate", "deadline"};
+      "abort before_admission", "prefill origin", "abort_from", "after", "gate", "deadline",
+      "requests at once", "a pool per rank", "pool short of the load", "arrivals over time"};
   // Every fault kind a scenario can switch on (spec/fault_kinds.h): a kind added to the table
   // and not to the swarm fails here.
   for (const spec::fault_kind_row& row : spec::fault_kinds) {
