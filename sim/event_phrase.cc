@@ -1,5 +1,9 @@
 #include "sim/event_phrase.h"
 
+#include <cctype>
+#include <charconv>
+#include <set>
+#include <string_view>
 #include <type_traits>
 
 #include "spec/one_line.h"
@@ -88,7 +92,75 @@ std::string core_phrase(const core::event& decided) {
       decided.body);
 }
 
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+
+// A "room R/gen G" (core::to_string's words) at `at` in `line`: its key and its length; none
+// where there is none, or where it is part of a longer word or number.
+struct key_mention {
+  core::room_key key;
+  std::size_t length = 0;
+};
+
+std::optional<key_mention> key_at(std::string_view line, std::size_t at) {
+  constexpr std::string_view room = "room ";
+  constexpr std::string_view gen = "/gen ";
+  if (line.substr(at, room.size()) != room || (at > 0 && word_char(line[at - 1]))) return {};
+  const char* const end = line.data() + line.size();
+  const char* const room_digits = line.data() + at + room.size();
+  key_mention found;
+  const auto [after_room, room_error] = std::from_chars(room_digits, end, found.key.room);
+  if (room_error != std::errc{} || std::string_view(after_room, end).substr(0, gen.size()) != gen) {
+    return {};
+  }
+  const char* const gen_digits = after_room + gen.size();
+  const auto [after_gen, gen_error] = std::from_chars(gen_digits, end, found.key.generation);
+  if (gen_error != std::errc{} || (after_gen != end && word_char(*after_gen))) return {};
+  found.length = static_cast<std::size_t>(after_gen - (line.data() + at));
+  return found;
+}
+
 }  // namespace
+
+request_names::request_names(const std::vector<core::room_key>& keys) {
+  for (std::size_t i = 0; i < keys.size(); ++i) index_.try_emplace(keys[i], i);
+}
+
+std::optional<std::size_t> request_names::index_of(const core::room_key& key) const {
+  const auto it = index_.find(key);
+  if (it == index_.end()) return std::nullopt;
+  return it->second;
+}
+
+std::string request_names::name_in(const std::string& line) const {
+  if (index_.empty()) return line;
+  std::string out;
+  std::set<std::size_t> named;  // the requests this line has named already
+  std::size_t open = 0;         // parentheses open before position i
+  std::size_t i = 0;
+  while (i < line.size()) {
+    const std::optional<key_mention> mention = key_at(line, i);
+    const std::optional<std::size_t> index = mention ? index_of(mention->key) : std::nullopt;
+    if (!index) {
+      if (line[i] == '(') ++open;
+      if (line[i] == ')' && open > 0) --open;
+      out += line[i++];
+      continue;
+    }
+    const std::string key = line.substr(i, mention->length);
+    i += mention->length;
+    std::string name = "request " + std::to_string(*index);
+    if (!named.insert(*index).second) {
+      out += name;
+      continue;
+    }
+    if (line.compare(i, 2, "'s") == 0) {
+      name += "'s";
+      i += 2;
+    }
+    out += open > 0 ? name + ", " + key : name + " (" + key + ")";
+  }
+  return out;
+}
 
 std::string actor_text(actor_id actor, const std::vector<actor_name>& actors) {
   if (actor == no_actor) return "world";

@@ -13,6 +13,7 @@
 #include "sim/event_phrase.h"
 #include "sim/page_history.h"
 #include "sim/timeline_clock.h"
+#include "spec/scenario_spec.h"
 
 namespace kvsim::sim {
 namespace {
@@ -188,7 +189,11 @@ class trace_builder {
  public:
   trace_builder(const std::vector<sim_event>& events, const std::vector<actor_name>& actors,
                 const std::optional<finding>& found, const timeline_run& run)
-      : events_(events), actors_(actors), found_(found), run_(run) {
+      : events_(events),
+        actors_(actors),
+        found_(found),
+        run_(run),
+        names_(request_keys(run.requests)) {
     number_places();
     scan_requests();
     scan_flows();
@@ -505,7 +510,8 @@ class trace_builder {
   void add_request(const core::room_key& key, std::size_t i, bool begin) {
     const thread_place at = use(requests_pid(), "requests", requests_tid(), "requests");
     const timeline_slot& slot = clock_.events[i];
-    json slice = event(begin ? "b" : "e", core::to_string(key), at,
+    const std::optional<std::size_t> index = names_.index_of(key);
+    json slice = event(begin ? "b" : "e", names_.name_in(core::to_string(key)), at,
                        begin ? slot.start_ns : async_end_ns(slot));
     slice["cat"] = "request";
     slice["id"] = request_ids_.at(key);
@@ -514,6 +520,7 @@ class trace_builder {
                      {"generation", key.generation},
                      {"step", events_[i].step},
                      {"time_us", events_[i].time_us}};
+    if (index) slice["args"]["request"] = *index;
     body_.push_back(std::move(slice));
   }
 
@@ -629,6 +636,7 @@ class trace_builder {
   const std::vector<actor_name>& actors_;
   const std::optional<finding>& found_;
   const timeline_run& run_;
+  const request_names names_;
   timeline_clock clock_;
   std::uint64_t synthetic_tid_ = 0;
   core::rank_id top_rank_ = 0;
@@ -654,6 +662,26 @@ class trace_builder {
 };
 
 }  // namespace
+
+std::vector<timeline_request> timeline_requests(const scenarios::scenario_spec& spec) {
+  std::vector<timeline_request> out;
+  if (spec.kind != scenarios::scenario_kind::transfer) return out;
+  std::map<core::room_id, core::generation_t> generations;  // requests of each room so far
+  for (const scenarios::request_spec& r : spec.requests) {
+    out.push_back({.key = {r.room, generations[r.room]++},
+                   .pages = r.pages,
+                   .arrive_at_us = r.arrive_at_us,
+                   .abort = r.abort ? scenarios::to_string(*r.abort) : ""});
+  }
+  return out;
+}
+
+std::vector<core::room_key> request_keys(const std::vector<timeline_request>& requests) {
+  std::vector<core::room_key> keys;
+  keys.reserve(requests.size());
+  for (const timeline_request& r : requests) keys.push_back(r.key);
+  return keys;
+}
 
 json chrome_trace(const std::vector<sim_event>& events, const std::vector<actor_name>& actors,
                   const std::optional<finding>& found, const timeline_run& run) {

@@ -10,6 +10,7 @@
 #include <tuple>
 #include <utility>
 
+#include "sim/event_phrase.h"
 #include "sim/page_history.h"
 
 namespace kvsim::sim::timeline_checks {
@@ -264,14 +265,14 @@ bool has_line_in(const std::vector<std::string>& lines, const std::string& start
 // piece of evidence, each page it involves).
 void finding_section_problems(const std::string& text, const std::vector<std::string>& lines,
                               const std::vector<sim_event>& events, const std::optional<finding>& found,
-                              std::vector<std::string>& problems) {
+                              const request_names& names, std::vector<std::string>& problems) {
   const auto has_line = [&](const std::string& start) { return has_line_in(lines, start); };
   if (!found) {
     if (!has_line("no finding")) problems.push_back("no 'no finding' at the end");
     return;
   }
   if (!has_line("finding " + found->invariant)) problems.push_back("no finding section");
-  if (text.find("\n  " + found->message.substr(0, 60)) == std::string::npos) {
+  if (text.find("\n  " + names.name_in(found->message).substr(0, 60)) == std::string::npos) {
     problems.push_back("the finding's message is missing");
   }
   if (!has_line("evidence (the steps that prove it):")) problems.push_back("no evidence section");
@@ -283,6 +284,75 @@ void finding_section_problems(const std::string& text, const std::vector<std::st
   }
   for (const page_ref& page : finding_pages(events, *found)) {
     if (!has_line(to_string(page) + ":")) problems.push_back("no history of " + to_string(page));
+  }
+}
+
+// The legend line of request `index`, as the header gives it.
+std::string legend_line(std::size_t index, const timeline_request& r) {
+  std::string line = "  request " + std::to_string(index) + ": " + core::to_string(r.key) + ", " +
+                     std::to_string(r.pages) + (r.pages == 1 ? " page" : " pages");
+  if (r.arrive_at_us) line += ", arrives t=" + std::to_string(*r.arrive_at_us) + "us";
+  if (!r.abort.empty()) line += ", abort " + r.abort;
+  return line;
+}
+
+// Lines with their wrapped continuations joined back on.
+std::vector<std::string> unwrapped(const std::vector<std::string>& lines) {
+  const std::string continuation = "      ";
+  std::vector<std::string> out;
+  for (const std::string& line : lines) {
+    if (line.starts_with(continuation) && !out.empty()) {
+      out.back() += " " + line.substr(continuation.size());
+    } else {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+// Where the run's requests are known: the legend lists each once, and no line mentions a
+// known request's key without its name ("request N (room R/gen G)", "(request N, room R/gen
+// G)", "request N's (...)"; a later mention on the line is the name alone, without the key).
+// Where none are known: no legend.
+void request_problems(const std::vector<std::string>& lines, const timeline_run& run,
+                      const request_names& names, std::vector<std::string>& problems) {
+  const auto has_line = [&](const std::string& start) { return has_line_in(lines, start); };
+  if (run.requests.empty()) {
+    if (has_line("requests: ")) problems.push_back("a requests legend with no requests known");
+    return;
+  }
+  if (!has_line("requests: " + std::to_string(run.requests.size()) + " by their index")) {
+    problems.push_back("no requests legend");
+  }
+  const std::regex legend_entry(R"(^  request \d+: .*)");
+  const auto listed = std::count_if(lines.begin(), lines.end(), [&](const std::string& l) {
+    return std::regex_match(l, legend_entry);
+  });
+  if (static_cast<std::size_t>(listed) != run.requests.size()) {
+    problems.push_back(std::to_string(listed) + " legend lines for " +
+                       std::to_string(run.requests.size()) + " requests");
+  }
+  for (std::size_t i = 0; i < run.requests.size(); ++i) {
+    const std::string entry = legend_line(i, run.requests[i]);
+    if (std::find(lines.begin(), lines.end(), entry) == lines.end()) {
+      problems.push_back("not in the legend: " + entry);
+    }
+  }
+  const std::regex mention(R"(room (\d{1,19})/gen (\d{1,9})\b)");
+  for (const std::string& line : unwrapped(lines)) {
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), mention);
+         it != std::sregex_iterator(); ++it) {
+      const core::room_key key{std::stoull((*it)[1]),
+                               static_cast<core::generation_t>(std::stoul((*it)[2]))};
+      const std::optional<std::size_t> index = names.index_of(key);
+      if (!index) continue;
+      const std::string before = line.substr(0, static_cast<std::size_t>(it->position()));
+      const std::string name = "request " + std::to_string(*index);
+      const bool named = before.ends_with(name + " (") || before.ends_with(name + ", ") ||
+                         before.ends_with(name + "'s (") || before.ends_with(name + "'s, ") ||
+                         before.ends_with(name + ": ");
+      if (!named) problems.push_back(core::to_string(key) + " not named " + name + ": " + line);
+    }
   }
 }
 
@@ -354,7 +424,9 @@ std::vector<std::string> text_problems(const std::string& text, const std::vecto
   }
   if (covered.size() != steps + 1) problems.push_back("steps past the run's end");
 
-  finding_section_problems(text, lines, events, found, problems);
+  const request_names names(request_keys(run.requests));
+  finding_section_problems(text, lines, events, found, names, problems);
+  request_problems(lines, run, names, problems);
   return problems;
 }
 

@@ -24,7 +24,9 @@ std::vector<std::string> trace_problems(const nlohmann::json& trace);
 // line), no line over the cap, every event on a line of its own in log order with its step
 // and virtual time, every step 0..steps accounted for (an event's line or a summary of quiet
 // steps), no transfer by its packed 64-bit id (rank 1's transfer 3 is 4294967299), and the
-// finding's section: the finding, each piece of evidence, and each page it involves.
+// finding's section: the finding, each piece of evidence, and each page it involves; where
+// the run's requests are known (run.requests), a legend line for each, and every mention of
+// one named by its index (no bare "room R/gen G" of a known request); where none are, no legend.
 std::vector<std::string> text_problems(const std::string& text, const std::vector<sim_event>& events,
                                        const timeline_run& run, const std::optional<finding>& found);
 

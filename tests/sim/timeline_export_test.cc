@@ -27,6 +27,7 @@
 #include "properties/all_checkers.h"
 #include "spec/catalogue.h"
 #include "scenarios/scenario_world.h"
+#include "sim/event_phrase.h"
 #include "sim/page_history.h"
 #include "sim/search/random_walk.h"
 #include "sim/transfer_id.h"
@@ -77,7 +78,7 @@ exported_run run_exported(const scenarios::scenario_spec& spec, core::variant v,
   out.actors = w->world().actor_names();
   out.found = w->world().found();
   out.run = {spec.name,  v.name(), "random", "all", seed, w->world().faults().describe(),
-             w->world().decisions().size(), outcome.steps};
+             w->world().decisions().size(), outcome.steps, timeline_requests(spec)};
   out.trace = chrome_trace(out.events, out.actors, out.found, out.run);
   out.text = text_timeline(out.run, out.events, out.actors, out.found);
   return out;
@@ -311,7 +312,63 @@ TEST(TimelineExport, TheSameSeedGivesByteIdenticalOutputs) {
   EXPECT_EQ(first.trace.dump(2), second.trace.dump(2));
 }
 
+// Three requests, two at a time: the third reuses the first's room (its generation 1).
+scenarios::scenario_spec small_batch() {
+  scenarios::scenario_spec spec;
+  spec.name = "small_batch";
+  spec.topology.concurrency = 2;
+  spec.requests.resize(3);
+  spec.requests[0].room = 1;
+  spec.requests[1].room = 2;
+  spec.requests[1].abort = scenarios::abort_phase::before_transfer;
+  spec.requests[2].room = 1;
+  spec.requests[2].arrive_at_us = 3;
+  return spec;
+}
+
+TEST(TimelineExport, ABatchRunsTextNamesEachRequestByItsIndex) {
+  const exported_run run = run_exported(small_batch(), core::variant::safe(), 1);
+  expect_well_formed(run);
+  const std::vector<std::string> lines = lines_of(run.text);
+  const auto has = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_TRUE(has("requests: 3 by their index in the scenario; lines name each \"request N "
+                  "(room R/gen G)\"; rK.request.N serves request N on rank K"))
+      << run.text;
+  EXPECT_TRUE(has("  request 0: room 1/gen 0, 2 pages"));
+  EXPECT_TRUE(has("  request 1: room 2/gen 0, 2 pages, abort before_transfer"));
+  EXPECT_TRUE(has("  request 2: room 1/gen 1, 2 pages, arrives t=3us"));
+  const std::regex allocated(R"(step \d+ t=\d+us r1\.request\.2: allocates rank 1 )"
+                             R"(pages \[\d+,\d+\] to request 2 \(room 1/gen 1\))");
+  EXPECT_TRUE(std::any_of(lines.begin(), lines.end(),
+                          [&](const std::string& l) { return std::regex_match(l, allocated); }))
+      << run.text;
+  EXPECT_NE(run.text.find("sends metadata #"), std::string::npos);
+  EXPECT_NE(run.text.find(" (request 2, room 1/gen 1) from rank 1 to rank 0"), std::string::npos);
+  // Perfetto's request tracks carry the same names.
+  const json request2 = named(run.trace, "b", "request 2 (room 1/gen 1)");
+  EXPECT_EQ(request2["args"]["request"], 2);
+  EXPECT_EQ(request2["id"], 1'000'001);
+  // A prefetch scenario's rooms are no list of requests: its text keeps its words.
+  EXPECT_TRUE(timeline_requests(from_catalogue("hicache_local_active")).empty());
+}
+
 // --- hand-built logs ----------------------------------------------------------------------
+
+TEST(TimelineExport, RequestNamesNameARequestWhereALineFirstMentionsIt) {
+  const request_names names({{1, 0}, {2, 0}, {1, 1}});
+  EXPECT_EQ(names.name_in("allocates rank 1 pages [0,1] to room 1/gen 1"),
+            "allocates rank 1 pages [0,1] to request 2 (room 1/gen 1)");
+  EXPECT_EQ(names.name_in("sends ABORT #3 (room 1/gen 1) from rank 0; room 1/gen 1 ends"),
+            "sends ABORT #3 (request 2, room 1/gen 1) from rank 0; request 2 ends");
+  EXPECT_EQ(names.name_in("freed (was room 2/gen 0's) while r0.transfer.1 (room 2/gen 0) runs"),
+            "freed (was request 1's, room 2/gen 0) while r0.transfer.1 (request 1) runs");
+  EXPECT_EQ(names.name_in("with room 1/gen 0's data"), "with request 0's (room 1/gen 0) data");
+  const std::string unknown = "room 1/gen 2, room 11/gen 0, room 1/gen 10, broom 1/gen 0, room 1";
+  EXPECT_EQ(names.name_in(unknown), unknown);
+  EXPECT_EQ(request_names().name_in("room 1/gen 0"), "room 1/gen 0");
+}
 
 const std::vector<actor_name> two_actors{{0, "prefill", 0}, {1, "decode", 0}};
 const core::room_key room7{7, 0};
@@ -470,7 +527,7 @@ TEST(TimelineExport, AFindingIsAGlobalInstantAndMarksItsEvidence) {
   EXPECT_EQ(named(trace, "X", "send abort to rank 1")["args"]["evidence_of"], "I9");
 }
 
-const timeline_run hand_run{"hand", "B1", "random", "all", 4, "abort=50%", 5, 5};
+const timeline_run hand_run{"hand", "B1", "random", "all", 4, "abort=50%", 5, 5, {}};
 
 TEST(TimelineExport, TextTimelineHasAHeaderAnEventPerLineAndTheEnd) {
   EXPECT_EQ(text_timeline(hand_run, hand_log(), two_actors, std::nullopt), 
@@ -513,7 +570,7 @@ TEST(TimelineExport, QuietStepsAreSummarisedNotDropped) {
   const std::vector<sim_event> log{{2, 0, 0, actor_started{two_actors[0]}},
                                    {3, 0, 1, actor_started{two_actors[1]}},
                                    {7, 5, 0, actor_finished{false}}};
-  const timeline_run run{"hand", "safe", "random", "all", 1, "", 9, 9};
+  const timeline_run run{"hand", "safe", "random", "all", 1, "", 9, 9, {}};
   const std::string text = text_timeline(run, log, two_actors, std::nullopt);
   EXPECT_NE(text.find("steps 0..1: scheduling decisions only, no events (2 steps)\n"
                       "step 2 t=0us r0.prefill.0: starts\n"
@@ -528,7 +585,7 @@ TEST(TimelineExport, QuietStepsAreSummarisedNotDropped) {
 
 TEST(TimelineExport, TheTextTellsTheFindingsPagesInDomainTerms) {
   const finding found{"I1", "I1: a late write", {2, 4}, {"the late write landed"}};
-  const timeline_run run{"hand", "B1", "random", "all", 4, "abort=50%", 6, 6};
+  const timeline_run run{"hand", "B1", "random", "all", 4, "abort=50%", 6, 6, {}};
   const std::string text = text_timeline(run, page42_log(), two_actors, found);
   EXPECT_EQ(text_problems(text, page42_log(), run, found), std::vector<std::string>{}) << text;
   EXPECT_NE(text.find("finding: I1: a late write\n"), std::string::npos) << text;
@@ -559,7 +616,7 @@ TEST(TimelineExport, TheTextTellsTheFindingsPagesInDomainTerms) {
 TEST(TimelineExport, LongLinesWrapUnderTheCap) {
   const std::vector<sim_event> log{{1, 0, 0, fault_fired{std::string(400, 'x') + " " +
                                                         std::string(50, 'y') + " z"}}};
-  const timeline_run run{"hand", "safe", "random", "all", 1, "", 1, 1};
+  const timeline_run run{"hand", "safe", "random", "all", 1, "", 1, 1, {}};
   const std::string text = text_timeline(run, log, two_actors, std::nullopt);
   EXPECT_EQ(text_problems(text, log, run, std::nullopt), std::vector<std::string>{}) << text;
   // Nothing is lost to the wrapping.
@@ -707,13 +764,26 @@ TEST(TimelineExportValidator, CatchesBrokenTextTimelines) {
   EXPECT_TRUE(mentions(problems(old_log), "unaccounted"));
   EXPECT_TRUE(mentions(problems(old_log), "line over 160"));
 
+  // A request unlisted, or mentioned by its key alone; a legend where no request is known.
+  EXPECT_TRUE(mentions(problems(without_line(run.text, "requests: ")), "no requests legend"));
+  EXPECT_TRUE(mentions(problems(without_line(run.text, "  request 0: ")), "legend lines for"));
+  const std::string key = core::to_string(run.run.requests.at(0).key);
+  const std::string named_form = "to request 0 (" + key + ")";
+  std::string unnamed = run.text;
+  const std::size_t named_at = unnamed.find(named_form);
+  ASSERT_NE(named_at, std::string::npos) << run.text;
+  unnamed.replace(named_at, named_form.size(), "to " + key);
+  EXPECT_TRUE(mentions(problems(unnamed), key + " not named request 0")) << unnamed;
+
   // A transfer printed by its packed id.
   std::vector<sim_event> log = page42_log();
-  const timeline_run hand{"hand", "B1", "random", "all", 4, "abort=50%", 6, 6};
+  const timeline_run hand{"hand", "B1", "random", "all", 4, "abort=50%", 6, 6, {}};
   const std::string text = text_timeline(hand, log, two_actors, std::nullopt);
   ASSERT_EQ(text_problems(text, log, hand, std::nullopt), std::vector<std::string>{});
   EXPECT_TRUE(mentions(text_problems(text + "transfer=4294967299\n", log, hand, std::nullopt),
                        "a packed transfer id"));
+  EXPECT_TRUE(mentions(text_problems(text + "requests: 1\n", log, hand, std::nullopt),
+                       "no requests known"));
 }
 
 }  // namespace

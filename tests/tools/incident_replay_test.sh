@@ -37,9 +37,9 @@ contains "$out" "allocated to room 9/gen 0" "overlap, B1"
 "$kvsim" export "$work/overlap.json" --format text -o "$work/overlap.txt" > /dev/null ||
   fail "export of the overlap incident's trace"
 timeline="$(cat "$work/overlap.txt" 2>/dev/null)"
-contains "$timeline" "allocates rank 1 pages [3,4,5] to room 7/gen 0" "overlap timeline"
-contains "$timeline" "allocates rank 1 pages [5,6] to room 9/gen 0" "overlap timeline"
-contains "$timeline" "written by r0.transfer.1 (room 7/gen 0) from rank 0 page 2 while room 9/gen 0 owns it" \
+contains "$timeline" "allocates rank 1 pages [3,4,5] to request 0 (room 7/gen 0)" "overlap timeline"
+contains "$timeline" "allocates rank 1 pages [5,6] to request 1 (room 9/gen 0)" "overlap timeline"
+contains "$timeline" "written by r0.transfer.1 (request 0, room 7/gen 0) from rank 0 page 2 while request 1 (room 9/gen 0) owns it" \
   "overlap timeline"
 out="$("$kvsim" explore --catalogue "$incidents" --scenario incident_overlap --variant safe --runs 200 2>&1)"
 rc=$?
@@ -55,8 +55,8 @@ lacks "$out" "room 9/gen 0" "disjoint, B1"
   --checkers damage --trace "$work/disjoint.json" > /dev/null
 "$kvsim" export "$work/disjoint.json" --format text -o "$work/disjoint.txt" > /dev/null
 timeline="$(cat "$work/disjoint.txt" 2>/dev/null)"
-contains "$timeline" "allocates rank 1 pages [6,7] to room 9/gen 0" "disjoint timeline"
-lacks "$timeline" "while room 9/gen 0 owns it" "disjoint timeline"
+contains "$timeline" "allocates rank 1 pages [6,7] to request 1 (room 9/gen 0)" "disjoint timeline"
+lacks "$timeline" "while request 1 (room 9/gen 0) owns it" "disjoint timeline"
 
 [[ $failures -eq 0 ]] && echo "incident_replay_test: ok"
 exit $((failures > 0))

@@ -18,17 +18,19 @@ constexpr const char* export_help =
     "            ts is virtual time in microseconds; a process per rank, a thread per\n"
     "            actor, an async slice per request, flow arrows for messages and\n"
     "            collectives, a track per page of the finding, the finding as a marker\n"
-    "  text      a header (run, faults, finding), one line per event (step, virtual\n"
-    "            time, actor, what happened), then the finding, its evidence and the\n"
-    "            history of every page it involves (docs/timelines.md)\n"
+    "  text      a header (run, faults, finding, the scenario's requests), one line per\n"
+    "            event (step, virtual time, actor, what happened; requests named by\n"
+    "            their index, \"request 35 (room 4/gen 2)\"), then the finding, its\n"
+    "            evidence and the history of every page it involves (docs/timelines.md)\n"
     "  The file is written atomically. exit: 0 written, 2 bad input\n";
 
-// The trace's own header fields, which the timelines repeat at their top.
+// The trace's own header fields, which the timelines repeat at their top, and its scenario's
+// requests, which the text timeline names by their index.
 sim::timeline_run timeline_of(const loaded_trace& loaded, const run_report& report) {
   const sim::trace& t = loaded.trace;
   return {loaded.spec.name, t.variant,           t.strategy,
           t.checkers,       t.seed,              t.faults.describe(),
-          t.decisions.size(), report.outcome.steps};
+          t.decisions.size(), report.outcome.steps, sim::timeline_requests(loaded.spec)};
 }
 
 }  // namespace
