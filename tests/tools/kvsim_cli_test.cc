@@ -64,22 +64,6 @@ TEST(KvsimRun, JsonHasEveryFieldAndTheSameSeedGivesTheSameDecisions) {
   EXPECT_TRUE(nlohmann::json::parse(safe.out)["finding"].is_null());
 }
 
-// The text says which request a finding is about by its index in the scenario, as the
-// timeline does; the JSON keeps the checker's own words (its message, in traces too).
-TEST(KvsimRun, TheFindingNamesTheRequestByItsIndex) {
-  const captured text = call(cmd_run, {"--scenario", "batch_pool_pressure", "--variant", "B1",
-                                       "--seed", "3", "--checkers", "damage"});
-  EXPECT_EQ(text.code, 1);
-  EXPECT_NE(text.out.find("\nfinding I1: transfer 16 of request 15 (room 16/gen 0) wrote"),
-            std::string::npos)
-      << text.out;
-  const captured json = call(cmd_run, {"--scenario", "batch_pool_pressure", "--variant", "B1",
-                                       "--seed", "3", "--checkers", "damage", "--json"});
-  const std::string message = nlohmann::json::parse(json.out)["finding"]["message"];
-  EXPECT_EQ(message.find("request 15"), std::string::npos) << message;
-  EXPECT_NE(message.find("room 16/gen 0"), std::string::npos) << message;
-}
-
 TEST(KvsimRun, BadInputIsAnErrorNotACrash) {
   EXPECT_THROW(call(cmd_run, {}), usage_error);
   EXPECT_THROW(call(cmd_run, {"--scenario", "nope"}), input_error);

@@ -7,8 +7,6 @@
 #include "sim/trace.h"
 #include "tools/kvsim/cli_args.h"
 #include "spec/scenario_generator.h"
-#include "sim/event_phrase.h"
-#include "sim/timeline_export.h"
 #include "tools/kvsim/commands.h"
 #include "tools/kvsim/output_file.h"
 #include "tools/kvsim/run_json.h"
@@ -89,9 +87,7 @@ int cmd_run(const arguments& args, std::ostream& out) {
         << " decisions, decision hash " << hex_hash(report.decision_hash) << ", t="
         << report.outcome.time_us << "us\n";
     if (report.found) {
-      // The scenario's requests by their index, as the text timeline names them.
-      const sim::request_names names(sim::request_keys(sim::timeline_requests(spec)));
-      out << "finding " << names.name_in(report.found->message) << "\n";
+      out << "finding " << report.found->message << "\n";
     } else {
       out << "no finding\n";
     }
