@@ -15,7 +15,8 @@ decode_rank::decode_rank(rank_id rank, decode_ports ports, link_keyring links,
               ledger_options{options.order, release_policy::defer_while_leased}),
       issuer_(rank, links_, options.token_epoch, ports.events),
       verifier_(rank, links_, ports.events, options.tokens_remembered_max),
-      receiver_(rank, ports, {ledger_, issuer_, verifier_}, options.v, options.limits) {
+      receiver_(rank, ports, {ledger_, issuer_, verifier_}, options.v, options.limits),
+      running_(rank, ledger_, ports.store, ports.events, options.v, options.store) {
   KVSIM_INVARIANT(links_.self() == rank, "a decode rank is built on its own rank's links");
 }
 

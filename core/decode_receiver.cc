@@ -354,6 +354,23 @@ void decode_receiver::release(room_key key, release_reason reason, request_outco
   }
   (void)state_.ledger.release_all(key);
   emit(request_finished{key, outcome});
+  forget(key);
+}
+
+std::optional<std::vector<page_index>> decode_receiver::hand_over(room_key key) {
+  owner_.check();
+  if (!transfer_complete(key)) return std::nullopt;
+  request& r = requests_.at(key);
+  r.now = phase::done;
+  // Every prefill rank reported its chunks done: nothing of theirs lands any more.
+  if (const auto lease = std::exchange(r.receiving, {})) (void)state_.ledger.end_lease(*lease);
+  std::vector<page_index> pages = std::move(r.pages);
+  forget(key);
+  return pages;
+}
+
+void decode_receiver::forget(room_key key) {
+  request& r = requests_.at(key);
   state_.tokens.forget(key);
   // Forgotten: nothing of a finished request stays but its place among the recently finished.
   if (r.deadline_us) deadlines_.erase({*r.deadline_us, key});

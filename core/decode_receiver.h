@@ -49,6 +49,8 @@ struct decode_ports {
   const clock& time;
   event_sink& events;
   const peer_liveness& peers;
+  // Where the running batch's store jobs go; a rank built without one stores nothing.
+  store_engine* store = nullptr;
 };
 
 struct decode_state {
@@ -89,6 +91,11 @@ class decode_receiver {
   // Every prefill rank reported its chunks done (the caller verifies the data, then completes).
   bool transfer_complete(room_key key) const;
   void complete(room_key key);
+  // As complete, but the request goes on running on its pages (the engine's running batch,
+  // core/running_requests.h): the transfer is over, its lease ends, and the pages stay the
+  // key's for the caller to adopt. Empty, and nothing changes, unless the transfer of `key`
+  // is complete here.
+  std::optional<std::vector<page_index>> hand_over(room_key key);
 
   // From now on only the calling thread may call this receiver (core/owner_thread.h).
   void bind_owner(const thread_identity& identity) { owner_.bind(identity); }
@@ -148,6 +155,8 @@ class decode_receiver {
   void hold_early(const control_message& message);
   void deliver_early(room_key key);
   void release(room_key key, release_reason reason, request_outcome outcome);
+  // Forgets a request that is over here (its books, deadline, per-rank index).
+  void forget(room_key key);
   void emit(event_body body);
 
   rank_id rank_;

@@ -174,6 +174,44 @@ struct describer {
     out << "outcome_reported " << to_string(e.key) << " to=" << e.to
         << (e.failed ? " failed" : " chunk_ready");
   }
+  void operator()(const request_running& e) const {
+    out << "request_running " << to_string(e.key) << " " << pages_text(e.pages);
+    if (e.resumed) out << " resumed";
+  }
+  void operator()(const store_job_started& e) const {
+    out << "store_job_started job=" << e.job << " " << to_string(e.owner) << " "
+        << pages_text(e.pages);
+    if (e.lease) {
+      out << " lease=" << *e.lease;
+    } else {
+      out << " unleased";
+    }
+  }
+  void operator()(const store_job_refused& e) const {
+    out << "store_job_refused " << to_string(e.owner) << " in_flight=" << e.in_flight;
+  }
+  void operator()(const store_job_done& e) const {
+    out << "store_job_done job=" << e.job << " " << to_string(e.owner)
+        << (e.stored ? " stored" : " failed");
+    if (e.ended) out << " ended_lease=" << *e.ended;
+  }
+  void operator()(const store_completion_ignored& e) const {
+    out << "store_completion_ignored job=" << e.job << " " << to_string(e.owner)
+        << " reason=" << to_string(e.reason);
+  }
+  void operator()(const store_completion_forgotten& e) const {
+    out << "store_completion_forgotten job=" << e.job;
+  }
+  void operator()(const store_job_abandoned& e) const {
+    out << "store_job_abandoned job=" << e.job << " " << to_string(e.owner);
+  }
+  void operator()(const running_request_ended& e) const {
+    out << "running_request_ended " << to_string(e.key) << " how=" << to_string(e.how)
+        << " pages=" << e.page_count << " deferred=" << e.deferred;
+  }
+  void operator()(const running_call_refused& e) const {
+    out << "running_call_refused " << to_string(e.key) << " reason=" << to_string(e.reason);
+  }
 };
 
 }  // namespace
@@ -216,6 +254,8 @@ const char* to_string(request_outcome outcome) {
       return "aborted";
     case request_outcome::failed:
       return "failed";
+    case request_outcome::preempted:
+      return "preempted";
   }
   return "unknown";
 }
@@ -250,6 +290,42 @@ const char* to_string(peer_death_action action) {
       return "already_torn_down";
     case peer_death_action::released:
       return "released";
+  }
+  return "unknown";
+}
+
+const char* to_string(store_ignore_reason reason) {
+  switch (reason) {
+    case store_ignore_reason::already_counted:
+      return "already_counted";
+    case store_ignore_reason::not_in_flight:
+      return "not_in_flight";
+    case store_ignore_reason::owner_mismatch:
+      return "owner_mismatch";
+  }
+  return "unknown";
+}
+
+const char* to_string(running_end how) {
+  switch (how) {
+    case running_end::finished:
+      return "finished";
+    case running_end::preempted:
+      return "preempted";
+  }
+  return "unknown";
+}
+
+const char* to_string(running_refusal reason) {
+  switch (reason) {
+    case running_refusal::already_running:
+      return "already_running";
+    case running_refusal::not_running:
+      return "not_running";
+    case running_refusal::pages_not_owned:
+      return "pages_not_owned";
+    case running_refusal::no_store_engine:
+      return "no_store_engine";
   }
   return "unknown";
 }

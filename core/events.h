@@ -208,7 +208,9 @@ struct deadline_expired {
   room_key key;
   deadline_action action = deadline_action::quarantined;
 };
-enum class request_outcome : std::uint8_t { succeeded, aborted, failed };
+// preempted: the engine took the running request's pages back; a new incarnation (the next
+// generation of its room) resumes it.
+enum class request_outcome : std::uint8_t { succeeded, aborted, failed, preempted };
 // The request is over on this rank: the I9 checker wants every request to get here.
 struct request_finished {
   room_key key;
@@ -220,6 +222,78 @@ struct request_finished {
 struct early_messages_dropped {
   room_key key;
   std::uint32_t messages = 0;
+};
+
+// --- running requests and their store jobs (decode) ----------------------------------------
+// The transfer is over and the request runs on its pages (adopted from the receiver, or
+// allocated for a resumed incarnation after a preemption).
+struct request_running {
+  room_key key;
+  std::vector<page_index> pages;
+  bool resumed = false;
+};
+// A store job reads `pages` of `owner` into host memory or storage (HiCache write-back, an
+// offload connector's store). `lease`: the ledger lease that keeps the pages from reuse until
+// the job ends (absent only in the historical B15).
+struct store_job_started {
+  store_job_id job = 0;
+  room_key owner;
+  std::vector<page_index> pages;
+  std::optional<lease_id> lease;
+};
+// The table of jobs in flight is full: the store is skipped (best effort, as offloading
+// connectors skip a store they have no room for) and the pages are released as without it.
+struct store_job_refused {
+  room_key owner;
+  std::uint32_t in_flight = 0;
+};
+// A completion was counted: `job` ended (`stored` false: it failed), and the lease `ended` is
+// the one it gave back (the job's own, except in the historical B13).
+struct store_job_done {
+  store_job_id job = 0;
+  room_key owner;
+  bool stored = true;
+  std::optional<lease_id> ended;
+};
+enum class store_ignore_reason : std::uint8_t {
+  already_counted,  // a duplicate: the job's completion was counted (among the remembered)
+  not_in_flight,    // never started, abandoned, or counted so long ago it was forgotten
+  owner_mismatch,   // the completion names another request than the job's
+};
+struct store_completion_ignored {
+  store_job_id job = 0;
+  room_key owner;
+  store_ignore_reason reason = store_ignore_reason::not_in_flight;
+};
+// The bounded record of counted completions was full: the oldest, `job`'s, is forgotten (a
+// duplicate of it arriving now is told apart only as not in flight).
+struct store_completion_forgotten {
+  store_job_id job = 0;
+};
+// Only the historical B14: preemption reset the store tracker and dropped this job's lease
+// while its copy may still read the pages.
+struct store_job_abandoned {
+  store_job_id job = 0;
+  room_key owner;
+};
+enum class running_end : std::uint8_t { finished, preempted };
+// The request stopped running here and gave its pages back: `deferred` of them are still
+// read by a store job, so they retire and are freed when it ends.
+struct running_request_ended {
+  room_key key;
+  running_end how = running_end::finished;
+  std::uint32_t page_count = 0;
+  std::uint32_t deferred = 0;
+};
+enum class running_refusal : std::uint8_t {
+  already_running,  // adopt or resume of a key that runs already
+  not_running,      // store, preempt or finish of a key that does not run here
+  pages_not_owned,  // adopt of pages the key does not own in the ledger
+  no_store_engine,  // store on a rank built without a store engine
+};
+struct running_call_refused {
+  room_key key;
+  running_refusal reason = running_refusal::not_running;
 };
 
 // --- peer death and unconfirmed transports ---------------------------------------------------
@@ -315,7 +389,11 @@ using event_body =
                  prefetch_registered, prefetch_erased, prefetch_classified, prefetch_agreed,
                  prefetch_revoked, host_pages_allocated, host_pages_freed, prefetch_lock_taken,
                  prefetch_lock_released, prefetch_drained, peer_death_handled, teardown_counted,
-                 transfer_unconfirmed, early_messages_dropped, outcome_reported>;
+                 transfer_unconfirmed, early_messages_dropped, outcome_reported,
+                 request_running, store_job_started, store_job_refused, store_job_done,
+                 store_completion_ignored, store_completion_forgotten, store_job_abandoned,
+                 running_request_ended,
+                 running_call_refused>;
 
 struct event {
   rank_id rank = 0;  // the rank whose component decided
@@ -329,6 +407,9 @@ const char* to_string(request_outcome outcome);
 const char* to_string(prefetch_state state);
 const char* to_string(host_page_owner owner);
 const char* to_string(peer_death_action action);
+const char* to_string(store_ignore_reason reason);
+const char* to_string(running_end how);
+const char* to_string(running_refusal reason);
 
 // One readable line, e.g. "rank 1 lease_started lease=3 room 7/gen 0 destination [4,5]".
 std::string describe(const event& e);

@@ -15,6 +15,9 @@ using generation_t = std::uint32_t;
 using page_index = std::uint32_t;
 using lease_id = std::uint64_t;
 using rank_id = std::uint32_t;
+// A store job's identity, issued by the rank that starts it and never reused: a completion is
+// counted against the job it names, never against whichever request now holds its room.
+using store_job_id = std::uint64_t;
 
 // The identity that owns pages and leases: one request incarnation on one room.
 struct room_key {

@@ -111,6 +111,17 @@ class storage_io {
   virtual storage_poll wait(storage_handle handle) = 0;
 };
 
+// Asynchronous stores of a rank's device pages into host memory or storage: HiCache's
+// write-back, an offload connector's store before a preemption or at a request's end (vLLM's
+// OffloadingConnector, the Mooncake store connector). The copy runs on the transport's own
+// thread and reads the pages until it ends; the engine's loop hands its completion, by job
+// identity, to the core (running_requests::on_store_done).
+class store_engine {
+ public:
+  virtual ~store_engine() = default;
+  virtual void submit(store_job_id job, room_key owner, const std::vector<page_index>& pages) = 0;
+};
+
 // Control messages between prefill and decode (bootstrap metadata, ABORT, ABORT_ACK, ...).
 enum class control_kind : std::uint8_t { metadata, abort, abort_ack, status, chunk_ready };
 

@@ -25,6 +25,9 @@ constexpr std::array<bug_text, bug_count> texts{{
     {"H1", "missing or pending ranks return before the barrier an active rank enters"},
     {"H2", "host pages released on one rank while a peer is still transferring"},
     {"H3", "a rank-local early return skips the all_reduce its peers enter"},
+    {"B13", "a store completion is counted by request id: a preempted incarnation's ends a newer one's"},
+    {"B14", "preemption drops the request's store jobs and frees pages they still read"},
+    {"B15", "a store job holds no reference: the request's end frees pages it still reads"},
 }};
 
 }  // namespace

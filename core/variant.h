@@ -1,5 +1,5 @@
 #pragma once
-// Core variants: each historical bug of DOMAIN.md (B1..B12, H1..H3) is a named policy that
+// Core variants: each historical bug of DOMAIN.md (B1..B15, H1..H3) is a named policy that
 // restores the old behaviour. They exist so the harness can prove, red then green, that it
 // catches every one; production is `safe`, every flag off.
 //
@@ -39,8 +39,11 @@ enum class bug : std::uint8_t {
   h1_early_return,           // missing/pending ranks return before the barrier active joins
   h2_divergent_cleanup,      // active rank releases host pages before the group barrier
   h3_skip_reduce,            // rank-local early return skips the all_reduce peers enter
+  b13_store_done_by_request,  // a store completion is counted by request id, not by job
+  b14_preempt_drops_store,    // preemption resets the store tracker, freeing pages it reads
+  b15_unleased_store,         // a store job holds no reference on the pages it reads
 };
-inline constexpr std::size_t bug_count = 15;
+inline constexpr std::size_t bug_count = 18;
 
 #if KVSIM_HISTORICAL_BUGS
 const char* to_string(bug b);       // "B1".."B12", "H1".."H3"

@@ -75,7 +75,12 @@ std::optional<sim::finding> outcome_checker::observe(const sim::sim_event& e, st
 std::optional<sim::finding> outcome_checker::check_finish(const core::request_finished& finished,
                                                           core::rank_id rank,
                                                           event_mark at) const {
-  if (finished.outcome == core::request_outcome::succeeded) return std::nullopt;
+  // A preemption is the engine's own cause (it made room); the request resumes as a new
+  // incarnation, which owes its own finish.
+  if (finished.outcome == core::request_outcome::succeeded ||
+      finished.outcome == core::request_outcome::preempted) {
+    return std::nullopt;
+  }
   if (run_faulted_ || caused_.contains(finished.key)) return std::nullopt;
   std::vector<std::size_t> evidence{at.index};
   std::string began;

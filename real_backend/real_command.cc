@@ -37,7 +37,7 @@ constexpr const char* usage_text =
     "Runs a scripted catalogue scenario with the production core on CUDA memory, real\n"
     "asynchronous copies and NCCL, and reports it in the simulator's finding format.\n"
     "  --scenario NAME   a scenario the real backend scripts (see --list)\n"
-    "  --variant V       safe (default), a bug name B1..B12, H1..H3, or canary\n"
+    "  --variant V       safe (default), a bug name B1..B15, H1..H3, or canary\n"
     "  --data-plane P    cuda: KV pages on the GPU (the default where one is found); host:\n"
     "                    pages in host memory shared between processes, copies by worker\n"
     "                    threads, gates as real waits (the default without a GPU)\n"
@@ -268,7 +268,7 @@ const scenarios::scenario_spec* checked_scenario(
     return nullptr;
   }
   if (!real_variant(o.variant)) {
-    err << "kvsim real: unknown variant '" << o.variant << "' (safe, B1..B12, H1..H3 or canary)\n";
+    err << "kvsim real: unknown variant '" << o.variant << "' (safe, B1..B15, H1..H3 or canary)\n";
     return nullptr;
   }
   if (o.ranks > 1 && o.ranks != ranks_of(*it)) {

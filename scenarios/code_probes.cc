@@ -114,6 +114,16 @@ void probe_counter::observe_batching(const core::event& e) {
             if (const auto it = rooms_open_.find(rank); it != rooms_open_.end()) it->second.erase(f.key);
           },
           [&](const core::allocation_refused& r) { refused_pages_.insert({rank, r.owner}); },
+          [&](const core::running_request_ended& r) {
+            if (r.deferred == 0) return;
+            stored_after_end_.insert({rank, r.key});
+            if (r.how == core::running_end::preempted) hit(probe::preemption_deferred);
+          },
+          [&](const core::store_job_done& d) {
+            if (stored_after_end_.erase({rank, d.owner}) != 0) hit(probe::store_job_drained);
+          },
+          [&](const core::store_job_refused&) { hit(probe::store_table_full); },
+          [&](const core::store_completion_forgotten&) { hit(probe::store_record_evicted); },
           [&](const core::pages_allocated& a) {
             if (refused_pages_.erase({rank, a.owner}) != 0) hit(probe::pool_exhausted_recovered);
           },

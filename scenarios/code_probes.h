@@ -56,6 +56,8 @@ class probe_counter {
   std::set<core::rank_id> drained_before_barrier_;  // drained an active read, barrier pending
   std::set<std::pair<core::rank_id, core::room_key>> reads_cut_short_;
   std::set<std::pair<core::rank_id, core::room_key>> refused_pages_;  // waiting for a pool
+  // Requests that stopped running while a store job still read their pages.
+  std::set<std::pair<core::rank_id, core::room_key>> stored_after_end_;
   std::map<core::rank_id, std::set<core::room_key>> rooms_open_;      // opened, not finished
 };
 

@@ -68,6 +68,11 @@ void rank_batch::take_pages(std::size_t r, const std::function<bool()>& try_take
   leave_page_queue(r);
 }
 
+void rank_batch::rejoin_page_queue(std::size_t r) {
+  KVSIM_SIM_ASSERT(!ended(r) && !page_queue_.contains(r), "a live request rejoins the page queue once");
+  page_queue_.insert(r);
+}
+
 void rank_batch::leave_page_queue(std::size_t r) {
   const auto it = page_queue_.find(r);
   if (it == page_queue_.end()) return;

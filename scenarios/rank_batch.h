@@ -61,6 +61,12 @@ class rank_batch {
                   const std::function<void()>& idle);
 
   bool ended(std::size_t r) const { return ended_.contains(r); }
+  // Some admitted request waits for pages here (an engine preempts only to make room).
+  bool pages_wanted() const { return !page_queue_.empty(); }
+  // From request r's actor, after its pages went back (a preemption): r takes pages again in
+  // its arrival turn, ahead of later arrivals, as engines put a preempted request back at the
+  // front of the waiting queue.
+  void rejoin_page_queue(std::size_t r);
 
  private:
   void request_ended(std::size_t r);

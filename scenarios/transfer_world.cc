@@ -13,6 +13,7 @@
 #include "core/prefill_rank.h"
 #include "scenarios/careless_caller.h"
 #include "scenarios/core_audit.h"
+#include "scenarios/decode_run.h"
 #include "scenarios/late_status.h"
 #include "scenarios/pinned_pages.h"
 #include "scenarios/rank_batch.h"
@@ -22,6 +23,7 @@
 #include "sim/sim_assert.h"
 #include "sim/sim_liveness.h"
 #include "sim/sim_network.h"
+#include "sim/sim_store_engine.h"
 #include "sim/sim_transfer_engine.h"
 #include "sim/wait_queue.h"
 
@@ -78,14 +80,20 @@ struct transfer_world::parts {
   struct decode_rank_parts {
     decode_rank_parts(parts& p, rank_id rank)
         : memory(p.world, rank, p.spec.topology.pages_of(rank), p.spec.topology.page_bytes),
-          core(rank, {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness},
+          store(p.world, rank, memory),
+          core(rank,
+               {p.network.endpoint(rank), p.world.clock(), p.world.core_sink(), p.liveness, &store},
                world_keyring(p.spec.topology.link_keys, rank, p.peers_of_decode()),
-               core::decode_rank_options{.pages_total = p.spec.topology.pages_of(rank),
-                                         .order = p.spec.topology.allocation,
-                                         .token_epoch = rank_life(rank),
-                                         .v = p.variant}) {}
+               core::decode_rank_options{
+                   .pages_total = p.spec.topology.pages_of(rank),
+                   .order = p.spec.topology.allocation,
+                   .token_epoch = rank_life(rank),
+                   .store = {p.spec.engine.store_jobs_max, p.spec.engine.store_completions_remembered},
+                   .v = p.variant}) {}
     sim::kv_memory memory;
+    sim::sim_store_engine store;
     core::decode_rank core;
+    std::unique_ptr<decode_run> run;  // the engine's running batch; null unless the scenario runs requests
     core::page_ledger& ledger = core.ledger();
     core::abort_token_verifier& verifier = core.verifier();
     core::decode_receiver& receiver = core.receiver();
@@ -106,7 +114,10 @@ struct transfer_world::parts {
         network(world) {
     network.set_liveness(liveness);
     std::map<core::room_id, core::generation_t> generations;
-    for (const request_spec& r : spec.requests) keys.push_back({r.room, generations[r.room]++});
+    for (const request_spec& r : spec.requests) {
+      keys.push_back({r.room, generations[r.room]});
+      generations[r.room] += spec.engine.generation_stride();  // a resumed incarnation's keys
+    }
     const rank_id prefills = spec.topology.prefill_ranks;
     for (rank_id p = 0; p < prefills; ++p) prefill_ranks.push_back(p);
     for (rank_id d = 0; d < spec.topology.decode_ranks; ++d) decode_ranks.push_back(prefills + d);
@@ -140,6 +151,9 @@ struct transfer_world::parts {
         batches.emplace(rank, std::make_unique<rank_batch>(world, rank, spec.topology.concurrency));
       }
     }
+    if (spec.engine.runs_requests()) {
+      for (auto& [rank, part] : decode) part->run = make_run(rank, *part);
+    }
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
       gates.push_back(std::make_unique<sim::gate>(world, "gate" + std::to_string(g)));
       const auto& gate_spec = spec.faults.gates[g];
@@ -161,8 +175,15 @@ struct transfer_world::parts {
         world.emit(audit_ledger(rank, part->ledger, keys));
         const std::vector<room_key> registered(part->registered.begin(), part->registered.end());
         world.emit(audit_decode(rank, part->receiver, part->verifier, registered));
+        if (part->run) world.emit(sim::core_audited{rank, "running_requests", part->core.running().held()});
       }
     });
+  }
+
+  std::unique_ptr<decode_run> make_run(rank_id d, decode_rank_parts& me) {
+    rank_batch* batch = batching() ? batches.at(d).get() : nullptr;
+    return std::make_unique<decode_run>(decode_run::rank_view{
+        world, spec.engine, me.core.running(), me.memory, me.store, batch, [this, d] { decode_idle(d); }});
   }
 
   void spawn_actors() {
@@ -522,7 +543,7 @@ struct transfer_world::parts {
     // until they came (a late ACK confirms the quarantine and frees the pages), for as long
     // as the scenario's liveness bound; an ACK that never comes leaves the request
     // unfinished, which the liveness checker reports at quiescence.
-    const auto unresolved = [&] { return any_quarantined(me); };
+    const auto unresolved = [&] { return any_quarantined(me) || (me.run && me.run->stores_outstanding()); };
     const std::uint64_t give_up_us = world.now_us() + spec.heal_bound_us;
     while (unresolved() && world.now_us() < give_up_us) {
       receive_all(d);
@@ -602,6 +623,7 @@ struct transfer_world::parts {
   void receive_all(rank_id d) {
     decode_rank_parts& me = *decode.at(d);
     while (auto message = network.try_receive(d)) me.receiver.on_message(*message);
+    if (me.run) me.run->deliver_store_completions();
   }
 
   bool aborts_here(const request_spec& req, rank_id d) const {
@@ -674,18 +696,20 @@ struct transfer_world::parts {
     const auto try_take = [&] {
       return me.receiver.prealloc(keys[r], spec.requests[r].pages, prefill_ranks).has_value();
     };
-    // The pool is full: keep the event loop running, so that a late drain-ACK of an
-    // earlier request (or a dead prefill rank's teardown) can give its pages back.
-    const auto idle = [&] {
-      receive_all(d);
-      me.receiver.check_peers();
-      world.wait_virtual(poll_interval_us);
-    };
+    const auto idle = [&] { decode_idle(d); };
     if (batching()) {
       batches.at(d)->take_pages(r, try_take, idle);
     } else {
       while (!try_take()) idle();
     }
+  }
+
+  // The pool is full: keep the event loop running, so that a late drain-ACK of an earlier
+  // request (a dead prefill rank's teardown, a store job's end) can give its pages back.
+  void decode_idle(rank_id d) {
+    receive_all(d);
+    decode.at(d)->receiver.check_peers();
+    world.wait_virtual(poll_interval_us);
   }
 
   void decode_one(rank_id d, std::size_t r) {
@@ -728,8 +752,10 @@ struct transfer_world::parts {
       if (complete && !abort_ahead) {
         const auto& pages = me.receiver.pages(key);
         for (std::uint32_t j = 0; j < pages.size(); ++j) me.memory.verify(pages[j], key, j);
-        me.receiver.complete(key);
-        return;
+        if (!me.run) return me.receiver.complete(key);
+        auto handed = me.receiver.hand_over(key);
+        KVSIM_SIM_ASSERT(handed.has_value(), "decode's receiver kept a complete transfer");
+        return me.run->run(r, key, std::move(*handed));
       }
       // A held transfer resumes once the request is aborting here, whoever started the
       // abort (this rank, or a prefill-side failure it learned of); and a held transfer of a

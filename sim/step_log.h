@@ -51,6 +51,7 @@ enum class object_kind : std::uint8_t {
   storage = 13,      // a rank's storage reads
   request_progress = 14,  // pages of a held request copied to a rank, over its transfers
   storage_read = 15,      // one storage read: its state, or its progress
+  store_jobs = 16,        // a rank's store engine: its jobs in flight and completions
 };
 
 constexpr std::uint64_t object_token(object_kind kind, std::uint64_t which) {

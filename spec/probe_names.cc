@@ -35,8 +35,12 @@ constexpr std::array<const char*, probe_count> probe_names{
     "io_tail_freed",
     "pool_exhausted_recovered",
     "rooms_open_together",
+    "preemption_deferred",
+    "store_job_drained",
+    "store_table_full",
+    "store_record_evicted",
 };
-static_assert(static_cast<std::size_t>(probe::rooms_open_together) + 1 == probe_count,
+static_assert(static_cast<std::size_t>(probe::store_record_evicted) + 1 == probe_count,
               "probe_count and the enum disagree");
 
 }  // namespace

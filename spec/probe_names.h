@@ -46,8 +46,13 @@ enum class probe : std::uint8_t {
   // Many requests at once.
   pool_exhausted_recovered,  // a rank's pool refused a request's pages, and later served them
   rooms_open_together,       // a prefill rank opened a room while another of its rooms was open
+  // Running requests and their store jobs.
+  preemption_deferred,     // a preempted request's pages were kept for a store job still reading
+  store_job_drained,       // a store job ended after its request stopped running, freeing its pages
+  store_table_full,        // the bounded store job table refused a store
+  store_record_evicted,    // the bounded record of counted store completions forgot its oldest
 };
-inline constexpr std::size_t probe_count = 29;
+inline constexpr std::size_t probe_count = 33;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

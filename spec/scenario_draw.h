@@ -102,6 +102,25 @@ void draw_batch(Draw& d, scenario_spec& s) {
   }
 }
 
+// An engine that runs requests after their transfer (drawn after the batch, for the same
+// reason): forward passes, write-backs, and, where a rank serves several requests at once,
+// preemption with or without an offload; now and then store tables small enough to fill and
+// evict.
+template <class Draw>
+void draw_engine(Draw& d, scenario_spec& s) {
+  engine_spec& e = s.engine;
+  e.decode_steps = d.in(1, 4);
+  e.store_on_finish = d.coin();
+  if (s.topology.concurrency > 1 && e.decode_steps >= 2 && d.coin()) {
+    e.preemption = d.coin() ? preemption_mode::offload : preemption_mode::recompute;
+    e.preemptions_max = d.in(1, 2);
+  }
+  if (d.coin()) {
+    e.store_jobs_max = d.in(1, 4);
+    e.store_completions_remembered = d.in(1, 4);
+  }
+}
+
 template <class Draw>
 scenario_spec transfer_scenario(Draw& d) {
   scenario_spec s;
@@ -143,6 +162,7 @@ scenario_spec transfer_scenario(Draw& d) {
   }
   if (d.coin()) s.topology.allocation = core::allocation_order::fifo;
   if (d.one_in(3)) draw_batch(d, s);
+  if (d.one_in(3)) draw_engine(d, s);
   s.expect.breaking_variant = "B1";  // required by the schema; a drawn scenario expects safe clean
   s.expect.invariant = "I3";
   return s;

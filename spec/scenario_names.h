@@ -19,6 +19,7 @@ inline constexpr std::array<const char*, 2> origin_names{"decode", "prefill"};
 inline constexpr std::array<const char*, 3> prefetch_state_names{"missing", "pending", "active"};
 inline constexpr std::array<const char*, 2> allocation_names{"lifo", "fifo"};
 inline constexpr std::array<const char*, 2> link_keying_names{"per_life", "per_pair"};
+inline constexpr std::array<const char*, 3> preemption_names{"none", "recompute", "offload"};
 
 // "I1".."I9": the invariants of DOMAIN.md.
 inline constexpr std::array<const char*, 9> invariant_names{"I1", "I2", "I3", "I4", "I5",

@@ -11,6 +11,7 @@
 #include "spec/catalogue.h"
 #include "spec/probe_names.h"
 #include "spec/json_reader.h"
+#include "spec/engine_parser.h"
 #include "spec/load_parser.h"
 #include "spec/pin_parser.h"
 #include "spec/scenario_caps.h"
@@ -69,7 +70,7 @@ class scenario_parser {
     }
     in_.only_keys(scenario_, "",
                   {"name", "description", "kind", "topology", "requests", "load", "faults",
-                   "expect", "expect_probes", "step_limit", "heal_bound_us"});
+                   "engine", "expect", "expect_probes", "step_limit", "heal_bound_us"});
     scenario_spec spec;
     spec.name = name();
     if (const json* text = json_reader::optional(scenario_, "description")) {
@@ -92,6 +93,9 @@ class scenario_parser {
     const json* faults_json = json_reader::optional(scenario_, "faults");
     if (faults_json != nullptr) spec.faults = faults(*faults_json, spec);
     check_prefetch_states(spec, faults_json);
+    if (const json* engine = json_reader::optional(scenario_, "engine")) {
+      spec.engine = parse_engine(in_, *engine);
+    }
     const json& expect_json = in_.required(scenario_, "", "expect");
     spec.expect = expect(expect_json, "expect", spec.kind, true);
     spec.also_expect = also_expect(expect_json, spec);
@@ -106,6 +110,7 @@ class scenario_parser {
     }
     check_pins(in_, spec);
     check_load(in_, spec);
+    check_engine(in_, spec);
     return spec;
   }
 

@@ -127,6 +127,33 @@ struct fault_spec {
   friend bool operator==(const fault_spec&, const fault_spec&) = default;
 };
 
+// transfer: what a decode rank's engine does with a request once its KV arrived
+// (core/running_requests.h). The default runs nothing: the request finishes as its transfer
+// completes, as in the seed's worlds.
+enum class preemption_mode : std::uint8_t {
+  none,
+  recompute,  // the engine frees a preempted request's pages; it resumes by recomputing
+  offload,    // a store job copies the pages out first (vLLM's preemption to CPU offload)
+};
+
+struct engine_spec {
+  // Forward passes a request runs on decode after its transfer; each reads its pages.
+  std::uint32_t decode_steps = 0;
+  bool store_on_finish = false;  // a store job writes the finished request's pages back
+  preemption_mode preemption = preemption_mode::none;
+  // How often one request may be preempted (each resume is the next generation of its room).
+  std::uint32_t preemptions_max = 0;
+  std::uint32_t store_jobs_max = 64;                 // core::store_limits
+  std::uint32_t store_completions_remembered = 256;  // core::store_limits
+
+  bool runs_requests() const { return decode_steps > 0 || store_on_finish; }
+  // Generations a request's room advances by per request: room keys of one request's
+  // incarnations never meet another request's.
+  std::uint32_t generation_stride() const { return 1 + preemptions_max; }
+
+  friend bool operator==(const engine_spec&, const engine_spec&) = default;
+};
+
 struct expectation_spec {
   std::string breaking_variant;  // "B1".."H3", or "canary" for the deliberately broken core
   std::string invariant;         // "I1".."I9"
@@ -144,6 +171,7 @@ struct scenario_spec {
   topology_spec topology;
   std::vector<request_spec> requests;
   fault_spec faults;
+  engine_spec engine;
   expectation_spec expect;
   // Further breaking variants the scenario shows, each with its own invariant(s) (the schema's
   // `expect.also`): one scenario can be red for H1, H2 and H3 alike.
@@ -162,5 +190,6 @@ std::vector<expectation_spec> breaking_expectations(const scenario_spec& spec);
 
 const char* to_string(scenario_kind kind);
 const char* to_string(abort_phase phase);
+const char* to_string(preemption_mode mode);
 
 }  // namespace kvsim::scenarios

@@ -2,6 +2,7 @@
 // parse_scenario. Every field is written, so a trace header that carries a scenario inline
 // states it completely; empty optionals (abort, after, pin, deadline_us) are left out.
 #include "spec/catalogue.h"
+#include "spec/engine_parser.h"
 #include "spec/scenario_names.h"
 
 namespace kvsim::scenarios {
@@ -95,6 +96,9 @@ json to_json(const scenario_spec& spec) {
     written["expect"]["also"] = std::move(also);
   }
   if (!spec.expect_probes.empty()) written["expect_probes"] = spec.expect_probes;
+  if (json engine = detail::engine_json(spec.engine); !engine.empty()) {
+    written["engine"] = std::move(engine);
+  }
   return written;
 }
 

@@ -87,6 +87,11 @@ std::optional<std::string> served_at_once_reason(const scenarios::scenario_spec&
     return "gives each rank a pool of its own (topology.pages_by_rank); the real backend gives "
            "every rank topology.pages_per_rank pages";
   }
+  if (spec.engine != scenarios::engine_spec{}) {
+    return "runs requests on decode after their transfer (the engine block: forward passes, "
+           "store jobs, preemption); the real backend finishes a request when its transfer "
+           "completes";
+  }
   for (std::size_t r = 0; r < spec.requests.size(); ++r) {
     if (spec.requests[r].arrive_at_us) {
       return "has requests arrive over time (requests[" + std::to_string(r) +

@@ -134,7 +134,8 @@ TEST(RealCommand, APinnedScenarioIsLeftToTheSimulator) {
 }
 
 // Requests served at once (topology.concurrency above 1), a pool per rank
-// (topology.pages_by_rank) and arrival times (requests[i].arrive_at_us, or a load block) are
+// (topology.pages_by_rank), arrival times (requests[i].arrive_at_us, or a load block) and an
+// engine that runs requests after their transfer (the engine block) are
 // the simulator's until the real backend serves requests at once: every way of running such a
 // scenario is refused in one line naming the field, exit 2, before any process starts or a
 // trace is written, and --list leaves it out.
@@ -160,7 +161,12 @@ TEST(RealCommand, RequestsServedAtOnceAreLeftToTheSimulator) {
                       << page42_with("serial", "", "") << ","
                       << page42_with("at_once", R"(, "concurrency": 2)", "") << ","
                       << page42_with("pools", R"(, "pages_by_rank": [8, 6])", "") << ","
-                      << page42_with("arrivals", "", R"(, "arrive_at_us": 30)") << "]}";
+                      << page42_with("arrivals", "", R"(, "arrive_at_us": 30)") << ","
+                      << R"({"name": "engine", "kind": "transfer", "topology": {},
+                             "requests": [{"room": 42}],
+                             "engine": {"decode_steps": 2, "store_on_finish": true},
+                             "expect": {"breaking_variant": "B15", "invariant": "I7"}})"
+                      << "]}";
   const std::string at_once =
       "kvsim real: scenario 'at_once' serves requests at once (topology.concurrency 2); the real "
       "backend serves them one after another: run it in the simulator (kvsim run/explore)";
@@ -172,10 +178,14 @@ TEST(RealCommand, RequestsServedAtOnceAreLeftToTheSimulator) {
       "kvsim real: scenario 'arrivals' has requests arrive over time (requests[1].arrive_at_us, "
       "given or added by a load block); the real backend serves them one after another from the "
       "start: run it in the simulator (kvsim run/explore)";
+  const std::string engine =
+      "kvsim real: scenario 'engine' runs requests on decode after their transfer (the engine "
+      "block: forward passes, store jobs, preemption); the real backend finishes a request when "
+      "its transfer completes: run it in the simulator (kvsim run/explore)";
   const std::string trace = ::testing::TempDir() + "kvsim_real_at_once_trace.json";
   std::remove(trace.c_str());
   for (const auto& [name, line] : std::vector<std::pair<std::string, std::string>>{
-           {"at_once", at_once}, {"pools", pools}, {"arrivals", arrivals}}) {
+           {"at_once", at_once}, {"pools", pools}, {"arrivals", arrivals}, {"engine", engine}}) {
     // In this process, ranks as processes (host and GPU), and launched by torchrun or srun:
     // refused before the launcher's environment, a device or the trace path is looked at.
     for (const std::vector<std::string>& how : std::vector<std::vector<std::string>>{
@@ -214,8 +224,8 @@ TEST(RealCommand, ScenariosAndVariantsAreCheckedBeforeAnyDevice) {
                                 "real backend: "),
             std::string::npos)
       << unscripted.err;
-  expect_one_line_error(real({"--scenario", "page42", "--variant", "B13"}),
-                        "kvsim real: unknown variant 'B13' (safe, B1..B12, H1..H3 or canary)");
+  expect_one_line_error(real({"--scenario", "page42", "--variant", "B99"}),
+                        "kvsim real: unknown variant 'B99' (safe, B1..B15, H1..H3 or canary)");
   const ran missing = real({"--list", "--catalogue", "/nonexistent/catalogue.json"}, false);
   EXPECT_EQ(missing.status, 2);
   EXPECT_EQ(missing.err.find("kvsim real: /nonexistent/catalogue.json"), 0u) << missing.err;

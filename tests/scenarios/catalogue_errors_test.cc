@@ -384,7 +384,7 @@ TEST_F(CatalogueErrors, PrefetchStatesMustGiveOneStatePerRankOfTheGroup) {
 }
 
 TEST_F(CatalogueErrors, TheBreakingVariantMustBeABugOfDomainMdOrCanary) {
-  for (const char* name : {"B13", "b1", "safe", "H0", ""}) {
+  for (const char* name : {"B99", "b1", "safe", "H0", ""}) {
     expect_error(put("/scenarios/0/expect/breaking_variant", name), problem::unknown_value,
                  {"scenario 'page42': field 'expect.breaking_variant' must be a bug of DOMAIN.md "
                   "(B1 to B12, H1 to H3) or 'canary' (got \"" +

@@ -68,13 +68,22 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
       if (f.on(row.kind)) seen.insert("fault " + std::string(row.scenario_key));
     }
     if (f.deadline_us) seen.insert("deadline");
+    const engine_spec& e = s.engine;
+    if (e.decode_steps > 0) seen.insert("decode steps");
+    if (e.store_on_finish) seen.insert("store on finish");
+    if (e.preemption != preemption_mode::none) {
+      seen.insert(std::string("preemption ") + to_string(e.preemption));
+    }
+    if (e.store_jobs_max < engine_spec{}.store_jobs_max) seen.insert("small store table");
   }
   std::vector<std::string> wanted{
       "transfer", "prefetch", "state 0", "state 1", "state 2", "prefill ranks > 1",
       "decode ranks > 1", "room reuse", "chunks > 1", "siblings > 1", "abort before_open",
       "abort before_transfer", "abort during_transfer", "abort after_transfer", "abort anytime",
       "abort before_admission", "prefill origin", "abort_from", "after", "gate", "deadline",
-      "requests at once", "a pool per rank", "pool short of the load", "arrivals over time"};
+      "requests at once", "a pool per rank", "pool short of the load", "arrivals over time",
+      "decode steps", "store on finish", "preemption recompute", "preemption offload",
+      "small store table"};
   // Every fault kind a scenario can switch on (spec/fault_kinds.h): a kind added to the table
   // and not to the swarm fails here.
   for (const spec::fault_kind_row& row : spec::fault_kinds) {

@@ -28,7 +28,7 @@ namespace {
 
 TEST(EventKinds, CoreDecisionsAreNumberedByWhatTheyWrap) {
   EXPECT_EQ(event_kind::of<core::pages_allocated>(), 0u);
-  EXPECT_EQ(event_kind::of<core::outcome_reported>(), event_kind::core_count - 1);
+  EXPECT_EQ(event_kind::of<core::running_call_refused>(), event_kind::core_count - 1);
   EXPECT_EQ(event_kind::of<actor_started>(), event_kind::core_count + 1);
   EXPECT_EQ(event_kind::of<deadlines_checked>(), event_kind::count - 1);
   const sim_event freed{0, 0, no_actor, core_decided{core::event{1, core::page_freed{}}}};

@@ -19,8 +19,9 @@ static_assert(!variant::safe().has(bug::b1_destination_reuse) &&
                   !variant::safe().has(bug::h3_skip_reduce),
               "has() is not a constant false in the installed core");
 
-constexpr const char* bug_names[] = {"B1", "B2", "B3", "B4",  "B5",  "B6", "B7", "B8",
-                                     "B9", "B10", "B11", "B12", "H1", "H2", "H3"};
+constexpr const char* bug_names[] = {"B1", "B2",  "B3",  "B4",  "B5", "B6", "B7",
+                                     "B8", "B9",  "B10", "B11", "B12", "H1", "H2",
+                                     "H3", "B13", "B14", "B15"};
 static_assert(std::size(bug_names) == kvsim::core::bug_count);
 
 }  // namespace

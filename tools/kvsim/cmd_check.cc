@@ -16,7 +16,7 @@ namespace {
 constexpr const char* check_help =
     "usage: kvsim check DIR [--variant V] [--junit FILE] [--json]\n"
     "  Replays every trace (*.json) directly in DIR on the current build as a regression\n"
-    "  test, on the core variant V (default safe; B1..B12, H1..H3 as for run):\n"
+    "  test, on the core variant V (default safe; B1..B15, H1..H3 as for run):\n"
     "  - a trace of a historical bug (variant not safe, with its finding) is replayed\n"
     "    leniently (the prefix of its decisions that fits, then a random walk from its\n"
     "    seed) and must come out clean: a finding means the fix no longer fixes it\n"

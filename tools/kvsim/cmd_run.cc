@@ -22,7 +22,7 @@ constexpr const char* run_help =
     "  One run of a catalogue scenario with every invariant checker attached.\n"
     "  --generate  instead of a catalogue scenario, the one the seed draws from the schema\n"
     "              (as explore --generate does for that seed)\n"
-    "  --variant   safe (default), a historical bug B1..B12, H1..H3, or canary (the\n"
+    "  --variant   safe (default), a historical bug B1..B15, H1..H3, or canary (the\n"
     "              canary scenario's deliberately broken core: B1's release, run as B1)\n"
     "  --strategy  random (default) or pct:D\n"
     "  --seed      the run's seed (default 1): draws its decisions and its fault profile\n"

@@ -75,7 +75,7 @@ properties::checker_family parse_checkers(const std::string& name) {
 core::variant parse_variant(const std::string& name) {
   const auto v = scenarios::variant_from_name(name);
   if (!v) {
-    throw usage_error("unknown variant '" + name + "' (safe, B1..B12, H1..H3, canary)");
+    throw usage_error("unknown variant '" + name + "' (safe, B1..B15, H1..H3, canary)");
   }
   return *v;
 }

@@ -77,7 +77,7 @@ std::vector<scenarios::scenario_spec> load_scenarios(const std::filesystem::path
 // The scenario called `name` (input_error naming the catalogue when absent).
 scenarios::scenario_spec find_scenario(const std::vector<scenarios::scenario_spec>& all,
                                        const std::string& name, const std::filesystem::path& from);
-// "safe" or a bug name B1..B12, H1..H3 (usage_error listing them otherwise).
+// "safe" or a bug name B1..B15, H1..H3 (usage_error listing them otherwise).
 core::variant parse_variant(const std::string& name);
 // "all", "damage" or "rules" (usage_error otherwise), as --checkers takes it.
 properties::checker_family parse_checkers(const std::string& name);
