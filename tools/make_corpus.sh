@@ -22,7 +22,7 @@ search_runs=200
 # Safe runs kept for the strict path: the two worlds (transfer, prefetch), deadlines and
 # quarantines, a dead peer, the churn of bounded tables under message faults, and a rank serving
 # many requests at once.
-safe_runs=(page42:1 b12_deadline:1 peer_death:2 hicache_local_active:1 room_churn:1 batch_pool_pressure:1)
+safe_runs=(page42:1 b12_deadline:1 peer_death:2 hicache_local_active:1 room_churn:1 batch_pool_pressure:1 store_done_by_room:1)
 
 while [[ $# -gt 0 ]]; do
   case "$1" in
