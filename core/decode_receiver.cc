@@ -47,6 +47,17 @@ const std::vector<page_index>& decode_receiver::track(room_key key, std::vector<
   return requests_.emplace(key, std::move(r)).first->second.pages;
 }
 
+void decode_receiver::reject(room_key key, std::vector<rank_id> prefill_ranks) {
+  owner_.check();
+  if (requests_.contains(key) || finished_.contains(key)) return;
+  (void)track(key, {}, std::move(prefill_ranks));
+  arm_and_send_abort(key, std::nullopt);
+  if (!requests_.contains(key)) return;  // a historical variant released it at the abort
+  requests_.at(key).now = phase::done;
+  emit(request_finished{key, request_outcome::failed});
+  forget(key);
+}
+
 void decode_receiver::publish(room_key key) {
   owner_.check();
   request& r = requests_.at(key);

@@ -79,6 +79,12 @@ class decode_receiver {
   std::optional<std::vector<page_index>> prealloc_exact(room_key key,
                                                         std::span<const page_index> pages,
                                                         std::vector<rank_id> prefill_ranks);
+  // The pool cannot serve `key` now and the engine's policy fails the request instead of
+  // queueing it: nothing is allocated; an ABORT, armed first as every abort is, goes to each
+  // prefill rank so that none opens the room or writes for it; and the request is over here at
+  // once (request_finished, failed): no page of it exists for a late write to land in. A key
+  // known already is left alone.
+  void reject(room_key key, std::vector<rank_id> prefill_ranks);
   // The pages, to every prefill rank; then whatever arrived for `key` before it was known.
   void publish(room_key key);
   // The client went away: arm, then send ABORT to every prefill rank.

@@ -112,6 +112,8 @@ void probe_counter::observe_batching(const core::event& e) {
           },
           [&](const core::request_finished& f) {
             if (const auto it = rooms_open_.find(rank); it != rooms_open_.end()) it->second.erase(f.key);
+            const bool refused = refused_pages_.erase({rank, f.key}) != 0;
+            if (refused && f.outcome == core::request_outcome::failed) hit(probe::failed_for_pages);
           },
           [&](const core::allocation_refused& r) { refused_pages_.insert({rank, r.owner}); },
           [&](const core::running_request_ended& r) {

@@ -1,5 +1,7 @@
 #include "scenarios/transfer_admission.h"
 
+#include <algorithm>
+
 namespace kvsim::scenarios {
 
 std::optional<std::uint64_t> arrival_us(const request_spec& r) {
@@ -34,6 +36,18 @@ rank_batch::admission decode_admission(const scenario_spec& spec, std::size_t r)
   const auto& pin = spec.requests[r].pin;
   rule.takes_pages_in_turn = !(pin && !pin->decode_pages.empty());
   return rule;
+}
+
+bool aborted_by_decode_rank(const request_spec& req, std::uint32_t decode_index) {
+  if (!req.abort || req.origin != abort_origin::decode) return false;
+  if (req.abort_from.empty()) return true;
+  return std::find(req.abort_from.begin(), req.abort_from.end(), decode_index) !=
+         req.abort_from.end();
+}
+
+bool gated(const scenario_spec& spec, std::size_t r) {
+  return std::any_of(spec.faults.gates.begin(), spec.faults.gates.end(),
+                     [&](const auto& g) { return g.request == r; });
 }
 
 }  // namespace kvsim::scenarios

@@ -29,4 +29,10 @@ rank_batch::admission prefill_admission(const scenario_spec& spec, std::size_t r
 // On decode: a pinned request takes its logged pages by name, outside the queue.
 rank_batch::admission decode_admission(const scenario_spec& spec, std::size_t r);
 
+// Whether the decode rank of index `decode_index` (0 for the first decode rank) aborts `req`
+// (every decode rank, unless the request names them in abort_from).
+bool aborted_by_decode_rank(const request_spec& req, std::uint32_t decode_index);
+// Whether a scripted gate holds request r's transfer.
+bool gated(const scenario_spec& spec, std::size_t r);
+
 }  // namespace kvsim::scenarios

@@ -627,18 +627,9 @@ struct transfer_world::parts {
   }
 
   bool aborts_here(const request_spec& req, rank_id d) const {
-    if (!req.abort || req.origin != abort_origin::decode) return false;
-    if (req.abort_from.empty()) return true;
-    const rank_id index = d - spec.topology.prefill_ranks;
-    return std::find(req.abort_from.begin(), req.abort_from.end(), index) != req.abort_from.end();
+    return aborted_by_decode_rank(req, d - spec.topology.prefill_ranks);
   }
-
-  bool has_gate(std::size_t r) const {
-    for (const auto& g : spec.faults.gates) {
-      if (g.request == r) return true;
-    }
-    return false;
-  }
+  bool has_gate(std::size_t r) const { return gated(spec, r); }
 
   bool gate_waiting(std::size_t r) const {
     for (std::size_t g = 0; g < spec.faults.gates.size(); ++g) {
@@ -691,10 +682,15 @@ struct transfer_world::parts {
     }
   }
 
-  void take_destination_pages(rank_id d, std::size_t r) {
+  // False: the pool was full and the engine's policy failed the request instead (rejected).
+  bool take_destination_pages(rank_id d, std::size_t r) {
     decode_rank_parts& me = *decode.at(d);
+    bool rejected = false;
     const auto try_take = [&] {
-      return me.receiver.prealloc(keys[r], spec.requests[r].pages, prefill_ranks).has_value();
+      if (me.receiver.prealloc(keys[r], spec.requests[r].pages, prefill_ranks)) return true;
+      if (spec.engine.pool_full != pool_full_policy::fail) return false;
+      me.receiver.reject(keys[r], prefill_ranks);
+      return rejected = true;
     };
     const auto idle = [&] { decode_idle(d); };
     if (batching()) {
@@ -702,6 +698,7 @@ struct transfer_world::parts {
     } else {
       while (!try_take()) idle();
     }
+    return !rejected;
   }
 
   // The pool is full: keep the event loop running, so that a late drain-ACK of an earlier
@@ -719,8 +716,8 @@ struct transfer_world::parts {
     if (const auto at = submit_at_us(r)) decode_wait_until(d, *at);
     if (req.pin && !req.pin->decode_pages.empty()) {
       take_pinned_pages(d, r);
-    } else {
-      take_destination_pages(d, r);
+    } else if (!take_destination_pages(d, r)) {
+      return;
     }
     me.receiver.publish(key);
     me.registered.insert(key);

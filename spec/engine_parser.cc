@@ -19,7 +19,7 @@ std::string engine_field(const char* key) { return member_path(engine_path, key)
 engine_spec parse_engine(const json_reader& in, const nlohmann::json& value) {
   in.only_keys(value, engine_path,
                {"decode_steps", "store_on_finish", "preemption", "preemptions_max",
-                "store_jobs_max", "store_completions_remembered"});
+                "store_jobs_max", "store_completions_remembered", "pool_full"});
   engine_spec engine;
   if (const json* steps = json_reader::optional(value, "decode_steps")) {
     engine.decode_steps =
@@ -45,6 +45,10 @@ engine_spec parse_engine(const json_reader& in, const nlohmann::json& value) {
   if (const json* kept = json_reader::optional(value, "store_completions_remembered")) {
     engine.store_completions_remembered = static_cast<std::uint32_t>(
         in.integer(*kept, engine_field("store_completions_remembered"), 1, store_table_max));
+  }
+  if (const json* policy = json_reader::optional(value, "pool_full")) {
+    engine.pool_full =
+        static_cast<pool_full_policy>(in.one_of(*policy, engine_field("pool_full"), pool_full_names));
   }
   return engine;
 }
@@ -92,6 +96,7 @@ nlohmann::json engine_json(const engine_spec& engine) {
   if (engine.store_completions_remembered != plain.store_completions_remembered) {
     out["store_completions_remembered"] = engine.store_completions_remembered;
   }
+  if (engine.pool_full != plain.pool_full) out["pool_full"] = to_string(engine.pool_full);
   return out;
 }
 

@@ -39,8 +39,9 @@ constexpr std::array<const char*, probe_count> probe_names{
     "store_job_drained",
     "store_table_full",
     "store_record_evicted",
+    "failed_for_pages",
 };
-static_assert(static_cast<std::size_t>(probe::store_record_evicted) + 1 == probe_count,
+static_assert(static_cast<std::size_t>(probe::failed_for_pages) + 1 == probe_count,
               "probe_count and the enum disagree");
 
 }  // namespace

@@ -51,8 +51,9 @@ enum class probe : std::uint8_t {
   store_job_drained,       // a store job ended after its request stopped running, freeing its pages
   store_table_full,        // the bounded store job table refused a store
   store_record_evicted,    // the bounded record of counted store completions forgot its oldest
+  failed_for_pages,        // decode's pool could not serve a request and the engine failed it
 };
-inline constexpr std::size_t probe_count = 33;
+inline constexpr std::size_t probe_count = 34;
 
 const char* to_string(probe p);
 std::optional<probe> probe_from_string(std::string_view name);

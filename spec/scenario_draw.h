@@ -119,6 +119,13 @@ void draw_engine(Draw& d, scenario_spec& s) {
     e.store_jobs_max = d.in(1, 4);
     e.store_completions_remembered = d.in(1, 4);
   }
+  if (d.one_in(4)) {
+    // Any request can now be failed, so aborted before its room opens: the tombstone table
+    // keeps an entry per request (core/room_lifetimes.h's sizing rule, as draw_batch does).
+    e.pool_full = pool_full_policy::fail;
+    s.topology.tombstones =
+        std::max(s.topology.tombstones, static_cast<std::uint32_t>(s.requests.size()));
+  }
 }
 
 template <class Draw>

@@ -33,6 +33,7 @@ std::vector<expectation_spec> breaking_expectations(const scenario_spec& spec) {
 const char* to_string(scenario_kind kind) { return name_in(detail::kind_names, kind); }
 const char* to_string(abort_phase phase) { return name_in(detail::abort_phase_names, phase); }
 const char* to_string(preemption_mode mode) { return name_in(detail::preemption_names, mode); }
+const char* to_string(pool_full_policy policy) { return name_in(detail::pool_full_names, policy); }
 const char* to_string(abort_origin origin) { return name_in(detail::origin_names, origin); }
 
 namespace detail {

@@ -20,6 +20,7 @@ inline constexpr std::array<const char*, 3> prefetch_state_names{"missing", "pen
 inline constexpr std::array<const char*, 2> allocation_names{"lifo", "fifo"};
 inline constexpr std::array<const char*, 2> link_keying_names{"per_life", "per_pair"};
 inline constexpr std::array<const char*, 3> preemption_names{"none", "recompute", "offload"};
+inline constexpr std::array<const char*, 2> pool_full_names{"wait", "fail"};
 
 // "I1".."I9": the invariants of DOMAIN.md.
 inline constexpr std::array<const char*, 9> invariant_names{"I1", "I2", "I3", "I4", "I5",

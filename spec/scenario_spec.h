@@ -136,6 +136,12 @@ enum class preemption_mode : std::uint8_t {
   offload,    // a store job copies the pages out first (vLLM's preemption to CPU offload)
 };
 
+// What decode does with a request its pool cannot serve now.
+enum class pool_full_policy : std::uint8_t {
+  wait,  // it waits its turn in the rank's page queue (SGLang's decode prealloc queue)
+  fail,  // the request fails at once: decode rejects it and aborts it on every prefill rank
+};
+
 struct engine_spec {
   // Forward passes a request runs on decode after its transfer; each reads its pages.
   std::uint32_t decode_steps = 0;
@@ -145,6 +151,7 @@ struct engine_spec {
   std::uint32_t preemptions_max = 0;
   std::uint32_t store_jobs_max = 64;                 // core::store_limits
   std::uint32_t store_completions_remembered = 256;  // core::store_limits
+  pool_full_policy pool_full = pool_full_policy::wait;
 
   bool runs_requests() const { return decode_steps > 0 || store_on_finish; }
   // Generations a request's room advances by per request: room keys of one request's
@@ -191,5 +198,6 @@ std::vector<expectation_spec> breaking_expectations(const scenario_spec& spec);
 const char* to_string(scenario_kind kind);
 const char* to_string(abort_phase phase);
 const char* to_string(preemption_mode mode);
+const char* to_string(pool_full_policy policy);
 
 }  // namespace kvsim::scenarios

@@ -76,6 +76,26 @@ TEST_F(DecodeReceiver, TheAbortIsArmedBeforeItIsSent) {
   EXPECT_EQ(armed->nonce, control.of_kind(control_kind::abort)[0].message.token->nonce);
 }
 
+// The engine fails a request its pool cannot serve: no page is taken, every prefill rank is
+// told with an armed ABORT, and the request is over here at once; its late ACKs find it retired.
+TEST_F(DecodeReceiver, ARejectedRequestTakesNoPageAbortsEveryPrefillRankAndFinishesFailed) {
+  receiver.reject(request, prefill_ranks);
+  EXPECT_EQ(ledger.free_count(), 8u);
+  EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u);
+  EXPECT_TRUE(control.of_kind(control_kind::metadata).empty());
+  ASSERT_TRUE(sink.last<abort_armed>().has_value());
+  EXPECT_EQ(sink.last<request_finished>()->outcome, request_outcome::failed);
+  EXPECT_TRUE(receiver.finished(request));
+  EXPECT_EQ(receiver.request_count(), 0u);
+  deliver(ack_from(0));
+  EXPECT_EQ(sink.last<token_rejected>()->reason, token_rejection::retired);
+  // Known already: a second reject, or a prealloc, changes nothing.
+  receiver.reject(request, prefill_ranks);
+  EXPECT_EQ(control.of_kind(control_kind::abort).size(), 2u);
+  EXPECT_FALSE(receiver.prealloc(request, 2, prefill_ranks).has_value());
+  EXPECT_TRUE(receiver.check_consistency().empty());
+}
+
 TEST_F(DecodeReceiver, PagesAreReleasedOnlyWhenEveryExpectedRankHasAcked) {
   start_and_abort();
   deliver(ack_from(0));

@@ -75,6 +75,7 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
       seen.insert(std::string("preemption ") + to_string(e.preemption));
     }
     if (e.store_jobs_max < engine_spec{}.store_jobs_max) seen.insert("small store table");
+    if (e.pool_full == pool_full_policy::fail) seen.insert("pool full fails");
   }
   std::vector<std::string> wanted{
       "transfer", "prefetch", "state 0", "state 1", "state 2", "prefill ranks > 1",
@@ -83,7 +84,7 @@ TEST(ScenarioGenerator, EveryPartOfTheSchemaIsDrawn) {
       "abort before_admission", "prefill origin", "abort_from", "after", "gate", "deadline",
       "requests at once", "a pool per rank", "pool short of the load", "arrivals over time",
       "decode steps", "store on finish", "preemption recompute", "preemption offload",
-      "small store table"};
+      "small store table", "pool full fails"};
   // Every fault kind a scenario can switch on (spec/fault_kinds.h): a kind added to the table
   // and not to the swarm fails here.
   for (const spec::fault_kind_row& row : spec::fault_kinds) {
