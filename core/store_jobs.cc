@@ -93,11 +93,12 @@ void store_jobs::abandon_jobs_of(room_key owner) {
 
 void store_jobs::remember(store_job_id job) {
   remembered_.insert(job);
-  remembered_order_.push_back(job);
+  remembered_order_.emplace(next_remembered_++, job);
   if (remembered_order_.size() > limits_.completions_remembered) {
-    emit(store_completion_forgotten{remembered_order_.front()});
-    remembered_.erase(remembered_order_.front());
-    remembered_order_.pop_front();
+    const auto oldest = remembered_order_.begin();
+    emit(store_completion_forgotten{oldest->second});
+    remembered_.erase(oldest->second);
+    remembered_order_.erase(oldest);
   }
 }
 

@@ -16,7 +16,6 @@
 //
 // Misuse and stale news are refused with an event and change nothing.
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -83,7 +82,10 @@ class store_jobs {
   std::map<store_job_id, job_record> jobs_;  // in flight, by id: deterministic iteration
   std::map<room_key, std::set<store_job_id>> by_owner_;
   std::set<store_job_id> remembered_;
-  std::deque<store_job_id> remembered_order_;  // oldest first: the eviction order
+  // Oldest first, the eviction order (a map, not a deque: nothing is allocated on a rank that
+  // never stores).
+  std::map<std::uint64_t, store_job_id> remembered_order_;
+  std::uint64_t next_remembered_ = 0;
   store_job_id next_job_ = 1;                  // never reused
 };
 
